@@ -10,19 +10,26 @@ global          ``~/.claude.json``                     ``~/.claude/settings.json
 ==============  ===================================  ===========================================
 
 (``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` and holds ``.claude.json`` then.) graphmem owns
-``mcpServers.graphmem`` and, under each event of ``hooks``, the groups whose command runs
-``graphmem.integrations.claude_code``; every other key, hook and server is kept. The files are
-edited as text (``graphmem.adapters.jsonc``): formatting and order survive; in an event's array
-only graphmem's item is added, replaced or removed (last), the user's groups keep their bytes.
-A file that is not valid JSON stops the plan with its line and column, and nothing is written.
+``mcpServers.graphmem`` and, under each event of ``hooks``, the hooks whose command runs
+``graphmem.integrations.claude_code`` (not the group around one: a user who adds a hook of their
+own beside graphmem's keeps it); every other key, hook and server is kept. The files are edited
+as text (``graphmem.adapters.jsonc``): formatting and order survive. Install adds graphmem's hook
+in a group of its own, last in the event's array, or rewrites it where it is; uninstall removes
+it, and a group (an event, ``hooks``) it leaves empty. ``~/.claude.json``, Claude Code's state of
+up to 100 MB, is edited by ``claude_code_servers``. A file that is not valid JSON stops the plan
+with its line and column, and nothing is written; so does a ``hooks`` (or ``mcpServers``) that
+holds something other than an object. One that holds ``null`` is taken as absent, as Claude Code
+takes it (2.1.328 ignores the key, with a warning on each start), and replaced.
 
 Installing is planned before anything is written, as ``FileChange`` lists the CLI shows
 (``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept). A project's file
-that links out of the project stops the plan before it is read (``client_files``).
+that links out of the project stops the plan before it is read (``client_files``). An uninstall
+that cannot read one of the two files still plans the other (``client_files.PartlyPlanned``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -32,14 +39,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters import client_programs, jsonc
+from graphmem.adapters import claude_code_servers, client_programs, jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
-from graphmem.adapters.client_files import read_client_file, reinstall_fix, remove_if_empty
+from graphmem.adapters.client_files import (
+    MAX_CLIENT_FILE_BYTES,
+    PartlyPlanned,
+    read_client_file,
+    reinstall_fix,
+    remove_if_empty,
+)
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SERVER_NAME = "graphmem"
-SERVER_PATH = ("mcpServers", SERVER_NAME)
+SERVER_PATH = (claude_code_servers.SERVERS, SERVER_NAME)
 DATA_DIR_VARIABLE = "GRAPHMEM_DATA_DIR"
 HOOK_MODULE = "graphmem.integrations.claude_code"
 # Each event graphmem listens to, and the argument its hook command gets.
@@ -95,16 +108,27 @@ def hook_command(event: str, data_dir: Path | None = None, python: str | None = 
     return shlex.join(words)
 
 
-def is_ours(group: Any) -> bool:
-    """Whether a hook group is graphmem's: one of its hooks runs graphmem's Claude Code hook."""
+def is_ours(hook: Any) -> bool:
+    """Whether a hook (an item of a group's ``hooks``) is graphmem's: it runs graphmem's Claude Code hook."""
+    return isinstance(hook, Mapping) and HOOK_MODULE in str(hook.get("command", ""))
+
+
+def our_hooks(groups: Any) -> list[tuple[int, int]]:
+    """Where graphmem's hooks are in an event's groups: (group, hook) indexes, in order."""
+    if not isinstance(groups, list):
+        return []
+    return [
+        (g, h) for g, group in enumerate(groups) for h, hook in enumerate(_hooks_of(group)) if is_ours(hook)
+    ]
+
+
+def _hooks_of(group: Any) -> list[Any]:
     hooks = group.get("hooks") if isinstance(group, Mapping) else None
-    if not isinstance(hooks, list):
-        return False
-    return any(isinstance(h, Mapping) and HOOK_MODULE in str(h.get("command", "")) for h in hooks)
+    return hooks if isinstance(hooks, list) else []
 
 
-def _group(command: str) -> dict[str, Any]:
-    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+def _hook(command: str) -> dict[str, Any]:
+    return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
 
 
 # -- the plan ---------------------------------------------------------------------------
@@ -113,12 +137,14 @@ def _group(command: str) -> dict[str, Any]:
 def plan_install(
     files: ClaudeCodeFiles, entry: Mapping[str, Any], data_dir: Path | None = None, python: str | None = None
 ) -> list[FileChange]:
-    """Set ``mcpServers.graphmem`` to ``entry`` and graphmem's hook group of each event (other
-    groups of the event kept, before it)."""
-    servers = read_client_file(files.servers, files.project)
+    """Set ``mcpServers.graphmem`` to ``entry`` and graphmem's hook of each event (where it is, or
+    in a group of its own after the event's other groups)."""
+    servers = _read_servers(files)
     settings = read_client_file(files.settings, files.project)
     new_servers = _edit(
-        files.servers, servers or "{}\n", lambda text: jsonc.set_value(text, SERVER_PATH, entry)
+        files.servers,
+        servers or "{}\n",
+        lambda text: claude_code_servers.edited(text, partial(_with_server, entry=entry)),
     )
     new_settings = settings or "{}\n"
     for event, argument in HOOK_EVENTS.items():
@@ -131,23 +157,71 @@ def plan_install(
 
 
 def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
-    """Remove ``mcpServers.graphmem`` and graphmem's hook groups (an event, ``hooks`` or
-    ``mcpServers`` left empty goes too; a file left as ``{}`` that install created is deleted)."""
-    servers = read_client_file(files.servers, files.project)
+    """Remove ``mcpServers.graphmem`` and graphmem's hooks (a group, an event, ``hooks`` or
+    ``mcpServers`` left empty goes too; a file left as ``{}`` that install created is deleted).
+
+    A file that cannot be read or is not JSON raises ``PartlyPlanned`` with the other's changes
+    when there are any (``IntegrationError`` otherwise): one does not keep graphmem in the other.
+    """
+    servers = _planned(lambda: _servers_uninstalled(files))
+    settings = _planned(lambda: _settings_uninstalled(files))
+    if isinstance(servers, IntegrationError) or isinstance(settings, IntegrationError):
+        raise _partly(files, servers, settings)
+    return [servers, settings]
+
+
+_SERVER_PART = "graphmem's MCP server (mcpServers.graphmem)"
+_HOOKS_PART = "graphmem's hooks"
+
+
+def _servers_uninstalled(files: ClaudeCodeFiles) -> FileChange:
+    servers = _read_servers(files)
+    if servers is None:
+        return FileChange(files.servers, None, None)
+    new = _edit(files.servers, servers, lambda text: claude_code_servers.edited(text, _without_server))
+    return FileChange(
+        files.servers, servers, None if new != servers and _empty(new, claude_code_servers.value) else new
+    )
+
+
+def _settings_uninstalled(files: ClaudeCodeFiles) -> FileChange:
     settings = read_client_file(files.settings, files.project)
-    new_servers = servers
-    if servers is not None:
-        new_servers = _edit(files.servers, servers, lambda text: jsonc.remove_value(text, SERVER_PATH))
-        new_servers = None if new_servers != servers and _empty(new_servers) else new_servers
-    new_settings = settings
-    if settings is not None:
-        for event in HOOK_EVENTS:
-            new_settings = _edit(files.settings, new_settings or "{}", partial(_without_hook, event=event))
-        new_settings = None if new_settings != settings and _empty(new_settings or "") else new_settings
-    return [
-        FileChange(files.servers, servers, new_servers),
-        FileChange(files.settings, settings, new_settings),
-    ]
+    if settings is None:
+        return FileChange(files.settings, None, None)
+    new = settings
+    for event in HOOK_EVENTS:
+        new = _edit(files.settings, new, partial(_without_hook, event=event))
+    return FileChange(files.settings, settings, None if new != settings and _empty(new) else new)
+
+
+def _planned(plan: Callable[[], FileChange]) -> FileChange | IntegrationError:
+    try:
+        return plan()
+    except IntegrationError as exc:
+        return exc
+
+
+def _partly(
+    files: ClaudeCodeFiles, servers: FileChange | IntegrationError, settings: FileChange | IntegrationError
+) -> IntegrationError:
+    """What an uninstall that could not plan one of the files raises: ``PartlyPlanned`` with the
+    other's change, saying why the one stayed and how to finish; the error alone when the other
+    changes nothing (or could not be planned either)."""
+    if isinstance(servers, IntegrationError):
+        left, done, ours, other = servers, settings, _SERVER_PART, _HOOKS_PART
+    else:
+        assert isinstance(settings, IntegrationError)
+        left, done, ours, other = settings, servers, _HOOKS_PART, _SERVER_PART
+    if isinstance(done, IntegrationError) or not done.changed:
+        return left
+    path = files.settings if done.path == files.servers else files.servers
+    why = str(left).removesuffix("; nothing was changed.").removesuffix(".")
+    scope = " --global" if files.project is None else f" --project {files.project}"
+    return PartlyPlanned(
+        f"{path} was left as it is: {why}. Only {done.path} loses {other}: once {path.name} is "
+        f"fixed, run `graphmem uninstall claude-code{scope}` again to remove {ours} from it too.",
+        [done],
+    )
 
 
 def tidy(files: ClaudeCodeFiles) -> None:
@@ -191,20 +265,21 @@ class Installed:
 def installed(files: ClaudeCodeFiles) -> Installed:
     """What ``graphmem install claude-code`` left in ``files``; never raises."""
     try:
-        servers = _parsed(files.servers, read_client_file(files.servers, files.project) or "{}", SERVER_PATH)
+        servers = _edit(
+            files.servers,
+            _read_servers(files) or "{}",
+            lambda text: claude_code_servers.value(text, SERVER_PATH),
+        )
         settings = read_client_file(files.settings, files.project) or "{}"
         hooks = {event: _parsed(files.settings, settings, ("hooks", event)) for event in HOOK_EVENTS}
     except IntegrationError as exc:
         return Installed(files, False, (), str(exc))
-    events = tuple(
-        e for e, groups in hooks.items() if isinstance(groups, list) and any(is_ours(g) for g in groups)
-    )
+    events = tuple(e for e, groups in hooks.items() if our_hooks(groups))
     command = servers.get("command") if isinstance(servers, Mapping) else None
-    ours = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if is_ours(g)
-            for h in g["hooks"] if isinstance(h, Mapping) and isinstance(h.get("command"), str)]  # fmt: skip
+    ours = [groups[g]["hooks"][h]["command"] for groups in hooks.values() for g, h in our_hooks(groups)]
     stale = [
         *client_programs.server_problems([command] if isinstance(command, str) else []),
-        *client_programs.hook_problems((h["command"] for h in ours), HOOK_MODULE),
+        *client_programs.hook_problems((c for c in ours if isinstance(c, str)), HOOK_MODULE),
     ]
     return Installed(files, servers is not None, events, stale=tuple(stale))
 
@@ -212,38 +287,106 @@ def installed(files: ClaudeCodeFiles) -> Installed:
 # -- editing the text -------------------------------------------------------------------
 
 
+class _WrongShape(InvalidInputError):
+    """Valid JSON, with something other than what Claude Code reads where graphmem writes."""
+
+
+def _read_servers(files: ClaudeCodeFiles) -> str | None:
+    """The MCP server file's text: ``~/.claude.json``, Claude Code's state, may be 100 MB."""
+    bound = claude_code_servers.MAX_STATE_FILE_BYTES if files.project is None else MAX_CLIENT_FILE_BYTES
+    return read_client_file(files.servers, files.project, most=bound)
+
+
+def _object_or_none(text: str, path: Sequence[str], expected: str) -> Mapping[str, Any] | None:
+    """The object at ``path``: None when absent or ``null`` (Claude Code ignores a ``null``, as if
+    absent); ``_WrongShape`` when it is something else."""
+    found = jsonc.get_value(text, path)
+    if found is None or isinstance(found, dict):
+        return found
+    raise _WrongShape(f'"{".".join(path)}" holds {_kind(found)}, where Claude Code expects {expected}')
+
+
+def _with_server(text: str, entry: Mapping[str, Any]) -> str:
+    if _object_or_none(text, SERVER_PATH[:1], "an object of MCP servers") is None:  # absent or null
+        return jsonc.set_value(text, SERVER_PATH[:1], {SERVER_NAME: entry})
+    return jsonc.set_value(text, SERVER_PATH, entry)
+
+
+def _without_server(text: str) -> str:
+    return jsonc.remove_value(text, SERVER_PATH)
+
+
 def _with_hook(text: str, event: str, command: str) -> str:
-    """graphmem's group last in ``hooks.<event>``; the user's groups keep their bytes and order."""
+    """graphmem's hook of ``event`` set to ``command``: where it is (the user's hooks beside it
+    kept), else in a group of its own after the event's groups; a second copy goes."""
+    if _object_or_none(text, ("hooks",), "an object of hook events") is None:  # absent or null
+        return jsonc.set_value(text, ("hooks",), {event: [{"hooks": [_hook(command)]}]})
     path = ("hooks", event)
     groups = jsonc.get_value(text, path)
-    if groups is None:
-        return jsonc.set_value(text, path, [_group(command)])
+    if groups is None:  # absent or null
+        return jsonc.set_value(text, path, [{"hooks": [_hook(command)]}])
     if not isinstance(groups, list):
-        raise InvalidInputError(f"hooks.{event} is not a list of hook groups")
-    ours = [i for i, g in enumerate(groups) if is_ours(g)]
-    if ours == [len(groups) - 1]:  # in its place already: only its own text may change
-        return jsonc.replace_item(text, path, ours[0], _group(command))
-    for index in reversed(ours):
-        text = jsonc.remove_item(text, path, index)
-    return jsonc.append_item(text, path, _group(command))
+        raise _WrongShape(
+            f'"hooks.{event}" holds {_kind(groups)}, where Claude Code expects a list of hook groups'
+        )
+    found = our_hooks(groups)
+    if not found:
+        return jsonc.append_item(text, path, {"hooks": [_hook(command)]})
+    text = _without_ours(text, event, keep=1)
+    group, hook = found[0]
+    return jsonc.replace_item(text, (*path, group, "hooks"), hook, _hook(command))
 
 
 def _without_hook(text: str, event: str) -> str:
-    """``hooks.<event>`` without graphmem's groups (the event goes when nothing else is left)."""
+    """``hooks.<event>`` without graphmem's hooks: a group left empty goes, and the event (and
+    ``hooks``) when nothing else is left."""
     path = ("hooks", event)
     groups = jsonc.get_value(text, path)
-    if not isinstance(groups, list) or not any(is_ours(g) for g in groups):
+    found = our_hooks(groups)
+    if not found:
         return text
-    if all(is_ours(g) for g in groups):
-        return jsonc.remove_value(text, path)
-    for index in reversed([i for i, g in enumerate(groups) if is_ours(g)]):
-        text = jsonc.remove_item(text, path, index)
-    return text
+    if len(found) == sum(len(_hooks_of(group)) for group in groups) and all(_hooks_of(g) for g in groups):
+        return jsonc.remove_value(text, path)  # nothing of the user's in it
+    return _without_ours(text, event, keep=0)
+
+
+def _without_ours(text: str, event: str, keep: int) -> str:
+    """``text`` without graphmem's hooks of ``event`` but the first ``keep``, the last first (the
+    indexes of those before stay right); a group left with no hook goes."""
+    path = ("hooks", event)
+    while True:
+        groups = jsonc.get_value(text, path)
+        found = our_hooks(groups)[keep:]
+        if not found:
+            return text
+        group, hook = found[-1]
+        if len(_hooks_of(groups[group])) == 1:
+            text = jsonc.remove_item(text, path, group)
+        else:
+            text = jsonc.remove_item(text, (*path, group, "hooks"), hook)
+
+
+def _kind(value: Any) -> str:
+    """How a message names a JSON value that is neither an object nor ``null``."""
+    if isinstance(value, bool):
+        return json.dumps(value)  # true, false
+    if isinstance(value, str | list):
+        return "a string" if isinstance(value, str) else "a list"
+    return "a number"
 
 
 def _edit(path: Path, text: str, edit: Callable[[str], Any]) -> Any:
     try:
         result = edit(text)
+    except _WrongShape as exc:
+        raise IntegrationError(
+            f"{path}: {exc}. Fix it (or remove the key) and run the command again; nothing was changed."
+        ) from None
+    except claude_code_servers.TooLarge as exc:
+        raise IntegrationError(
+            f"{path}: {exc}, so graphmem does not edit it: check that it is the file you mean; "
+            "nothing was changed."
+        ) from None
     except InvalidInputError as exc:
         raise IntegrationError(
             f"{path} is not valid JSON ({exc}). Fix it and run the command again; nothing was changed."
@@ -255,8 +398,9 @@ def _parsed(path: Path, text: str, where: Sequence[str]) -> Any:
     return _edit(path, text, lambda t: jsonc.get_value(t, where))
 
 
-def _empty(text: str) -> bool:
+def _empty(text: str, read: Callable[[str, Sequence[str]], Any] = jsonc.get_value) -> bool:
+    """Whether ``text`` holds nothing (``read``: how to read it; a 100 MB file, not with jsonc)."""
     try:
-        return jsonc.get_value(text, ()) in ({}, None)
+        return read(text, ()) in ({}, None)
     except InvalidInputError:
         return False

@@ -13,7 +13,9 @@ not trust: a file of it (or a folder on its way, such as ``.opencode/``) whose s
 outside the project is refused before it is read, so a repository cannot make graphmem edit the
 user's ``~/.bashrc`` or quote ``/etc/passwd`` in an error. The user's own (global) files are
 followed wherever they link: people keep dotfiles in a repository and link them into
-``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES``. ``uninstall`` removes the
+``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES`` (a file a client writes itself
+may have a bound of its own: Claude Code's ``~/.claude.json``). An ``uninstall`` that cannot read
+one of a client's files still removes graphmem from the others (``PartlyPlanned``). It removes the
 project's client folder it leaves empty (``remove_if_empty``), never one holding anything, and
 never the user's own (``~/.claude``, ``$CODEX_HOME``): nothing records whether install made it,
 and it is the client's home (its sessions, its login), which the client made or will make.
@@ -26,15 +28,29 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from graphmem.errors import IntegrationError, SessionStoreError
 from graphmem.regular_files import NotRegularFile, open_regular, read_regular
+
+if TYPE_CHECKING:
+    from graphmem.adapters.opencode_config import FileChange
 
 SHOWN_CHARS = 300  # of a refused path, in an error
 # Clients' configs and AGENTS.md files are kilobytes; 1 MiB is generous for any written by hand
 # and bounds what a hostile file costs to read and edit (a 100 MB one once took 12 GB of memory).
 MAX_CLIENT_FILE_BYTES = 1024 * 1024
+_MIB = 1024 * 1024
+
+
+class PartlyPlanned(IntegrationError):
+    """An uninstall that could not read (or edit) one of a client's files: ``changes`` remove
+    graphmem from the others, which the CLI applies before it shows the message (exit 10), so
+    that one unreadable file does not keep graphmem in every other."""
+
+    def __init__(self, message: str, changes: Sequence[FileChange]) -> None:
+        super().__init__(message)
+        self.changes = list(changes)
 
 
 def reinstall_fix(client: str, project: Path | None) -> str:
@@ -87,16 +103,18 @@ def open_session_file(path: Path, *, what: str) -> BinaryIO:
         raise SessionStoreError(f"Cannot read {what} {path}: {exc.strerror or exc}.") from None
 
 
-def read_client_file(path: Path, project: Path | None = None) -> str | None:
+def read_client_file(
+    path: Path, project: Path | None = None, *, most: int = MAX_CLIENT_FILE_BYTES
+) -> str | None:
     """The text of a client's config or AGENTS.md, line endings as they are; None when absent.
 
     ``project``: the folder a project's install is confined to (``check_in_project``); None for the
-    user's own files. A file that is not a regular file, is over ``MAX_CLIENT_FILE_BYTES`` or is not
-    UTF-8 is refused with ``IntegrationError``.
+    user's own files. A file that is not a regular file, is over ``most`` bytes or is not UTF-8 is
+    refused with ``IntegrationError``.
     """
     check_in_project(path, project)
     try:
-        data = read_regular(path, MAX_CLIENT_FILE_BYTES)
+        data = read_regular(path, most)
     except (FileNotFoundError, NotADirectoryError):  # a missing folder is created on write
         return None
     except NotRegularFile:
@@ -105,9 +123,9 @@ def read_client_file(path: Path, project: Path | None = None) -> str | None:
         ) from None
     except OSError as exc:
         raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    if len(data) > MAX_CLIENT_FILE_BYTES:
+    if len(data) > most:
         raise IntegrationError(
-            f"{path} is over {MAX_CLIENT_FILE_BYTES // (1024 * 1024)} MiB, far more than an agent "
+            f"{path} is over {most / _MIB:g} MiB, far more than an agent "
             "client's config or AGENTS.md holds, so graphmem does not edit it: check that it is the "
             "file you mean and make it smaller; nothing was changed."
         )

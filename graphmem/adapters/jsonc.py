@@ -485,17 +485,24 @@ def _close_up(text: str, path: Sequence[str]) -> str:
 
 
 # -- items of an array --------------------------------------------------------------
-# ``adapters/claude_code_config.py`` keeps its hook group in an array of the user's own groups:
-# it adds, replaces and removes its item only, so every other item keeps its bytes.
+# ``adapters/claude_code_config.py`` keeps its hook in an array of the user's own groups (or in a
+# group's own array): it adds, replaces and removes its item only, so every other keeps its bytes.
 
 
-def _array_at(text: str, parser: _Parser, path: Sequence[str]) -> Node:
-    *parents, key = path
-    node = _object_at(text, parser, parents)
-    member = _member(node, key) if node is not None else None
-    if member is None or member.value.kind != "array":
-        raise ValueError(f"no array at {'.'.join(path)}")
-    return member.value
+def _array_at(text: str, parser: _Parser, path: Sequence[str | int]) -> Node:
+    """The array at ``path``: object keys, and the index of an item (``("hooks", "Stop", 0, "hooks")``)."""
+    node = parser.root
+    for step in path:
+        if node is None:
+            break
+        if isinstance(step, int):
+            node = node.items[step] if node.kind == "array" and 0 <= step < len(node.items) else None
+        else:
+            member = _member(node, step) if node.kind == "object" else None
+            node = member.value if member is not None else None
+    if node is None or node.kind != "array":
+        raise ValueError(f"no array at {'.'.join(map(str, path))}")
+    return node
 
 
 def _comma_after(parser: _Parser, item: Node) -> int | None:
@@ -513,7 +520,7 @@ def _item_text(text: str, array: Node, value: Any, beside: Node | None) -> tuple
     return _render(value, indent, unit, newline), indent
 
 
-def append_item(text: str, path: Sequence[str], value: Any) -> str:
+def append_item(text: str, path: Sequence[str | int], value: Any) -> str:
     """``text`` with ``value`` added as the last item of the array at ``path`` (it must exist)."""
     parser = _Parser(text)
     array = _array_at(text, parser, path)
@@ -554,7 +561,7 @@ def append_item(text: str, path: Sequence[str], value: Any) -> str:
     return _apply(text, edits)
 
 
-def replace_item(text: str, path: Sequence[str], index: int, value: Any) -> str:
+def replace_item(text: str, path: Sequence[str | int], index: int, value: Any) -> str:
     """``text`` with the item ``index`` of the array at ``path`` set to ``value`` (others untouched)."""
     parser = _Parser(text)
     array = _array_at(text, parser, path)
@@ -566,7 +573,7 @@ def replace_item(text: str, path: Sequence[str], index: int, value: Any) -> str:
     return _apply(text, [_Edit(item.start, item.end - item.start, rendered)])
 
 
-def remove_item(text: str, path: Sequence[str], index: int) -> str:
+def remove_item(text: str, path: Sequence[str | int], index: int) -> str:
     """``text`` without the item ``index`` of the array at ``path``, with its comma and its line."""
     parser = _Parser(text)
     array = _array_at(text, parser, path)

@@ -59,8 +59,17 @@ def project_directory(state: CliState, use_global: bool, project_dir: Path | Non
     return checkout_root(directory) or directory
 
 
-def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothing: str) -> None:
-    """Show the changes as diffs (dry run), or apply them and say what happened to each file."""
+def carry_out(
+    changes: Sequence[FileChange],
+    *,
+    dry_run: bool,
+    hint: str,
+    nothing: str,
+    check: Callable[[], None] | None = None,
+) -> None:
+    """Show the changes as diffs (dry run), or apply them and say what happened to each file.
+    ``check`` reads the files back once written and raises when they do not say what was meant:
+    its error, and not the ``hint`` of a success, is then the last word."""
     from graphmem.adapters.opencode_config import apply
 
     changed = [change for change in changes if change.changed]
@@ -73,6 +82,8 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
     apply(changes)
     for change in changes:
         click.echo(f"{change.action} {change.path}")
+    if check is not None:
+        check()
     present.note(hint if changed else nothing)
 
 
@@ -119,15 +130,38 @@ class Client:
         nothing = f"graphmem is already installed for {self.name} here; nothing changed."
         carry_out(changes, dry_run=dry_run, hint=self.installed_hint, nothing=nothing)
 
-    def uninstall(self, state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    def uninstall(
+        self,
+        state: CliState,
+        use_global: bool,
+        project_dir: Path | None,
+        dry_run: bool,
+        check: Callable[[Any], None] | None = None,
+    ) -> None:
         """``carry_out`` the uninstall from the scope's files, then (not on a dry run) remove what
-        install made and the uninstall left empty."""
+        install made and the uninstall left empty. ``check``, given the files, raises when what
+        was written still holds graphmem's entries. A file the plan could not read keeps graphmem
+        in it alone: the other files' changes are made, then its error is raised (``PartlyPlanned``)."""
+        from graphmem.adapters.client_files import PartlyPlanned
+
         files = self.files(state, use_global, project_dir)
         config = self.config()
         nothing = f"graphmem is not installed for {self.name} here; nothing changed."
-        carry_out(config.plan_uninstall(files), dry_run=dry_run, hint=self.uninstalled_hint, nothing=nothing)
+        try:
+            changes, left = config.plan_uninstall(files), None
+        except PartlyPlanned as exc:
+            changes, left = exc.changes, exc  # they change something: the hint, then the error
+        carry_out(
+            changes,
+            dry_run=dry_run,
+            hint=self.uninstalled_hint,
+            nothing=nothing,
+            check=None if check is None else lambda: check(files),
+        )
         if not dry_run:
             config.tidy(files)
+        if left is not None:
+            raise left
 
     def doctor(self, state: CliState) -> Iterator[str]:
         """What graphmem installed for the client, in this project and globally."""
@@ -280,7 +314,9 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
         deleted /home/me/shop/.codex/config.toml
         deleted /home/me/shop/AGENTS.md
     """
-    CODEX.uninstall(state, use_global, project_dir, dry_run)
+    from graphmem.adapters import codex_config
+
+    CODEX.uninstall(state, use_global, project_dir, dry_run, check=codex_config.check_uninstalled)
 
 
 @install.command(CLAUDE_CODE.command)

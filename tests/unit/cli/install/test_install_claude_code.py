@@ -113,3 +113,162 @@ def test_uninstall_global_leaves_claude_codes_own_folder(
     assert invoke("uninstall", "claude-code", "--global").exit_code == 0
 
     assert claude.is_dir() and list(claude.iterdir()) == []  # Claude Code's home, empty or not
+
+
+# -- ~/.claude.json, Claude Code's state of megabytes -----------------------------------------
+
+MIB = 1024 * 1024
+
+
+def claude_state(history_chars: int, servers: dict[str, object] | None = None) -> dict[str, object]:
+    """``~/.claude.json`` as Claude Code keeps it: every project's prompt history, pasted text included."""
+    prompt = "fix the flaky test in checkout — café 🚀\n" * (history_chars // 40)
+    state: dict[str, object] = {
+        "numStartups": 412,
+        "projects": {"/home/me/shop": {"history": [{"display": "fix it", "pastedContents": {"1": prompt}}]}},
+    }
+    if servers is not None:
+        state["mcpServers"] = servers
+    state["oauthAccount"] = {"emailAddress": "me@example.com"}
+    return state
+
+
+def written(path: Path, state: dict[str, object]) -> bytes:
+    """``state`` written as Claude Code writes it (``JSON.stringify(state, null, 2)``), mode 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, indent=2, ensure_ascii=False))
+    path.chmod(0o600)
+    return path.read_bytes()
+
+
+def test_uninstall_global_works_once_claude_code_grew_claude_json_past_a_mib(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    home = tmp_path / "claude-home"
+    written(home / ".claude.json", claude_state(0))
+    assert invoke("install", "claude-code", "--global").exit_code == 0
+    grown = json.loads((home / ".claude.json").read_text())  # Claude Code adds history, rewrites it
+    grown["projects"] = claude_state(3 * MIB)["projects"]
+    written(home / ".claude.json", grown)
+    assert (home / ".claude.json").stat().st_size > 3 * MIB
+
+    doctor = invoke("doctor").output
+    gone = invoke("uninstall", "claude-code", "--global")
+
+    assert f"claude-code (global): MCP server in {home}/.claude.json; hooks in" in doctor
+    assert gone.exit_code == 0, gone.output
+    assert f"updated {home}/.claude.json" in gone.output and f"deleted {home}/settings.json" in gone.output
+    del grown["mcpServers"]
+    assert (home / ".claude.json").read_text() == json.dumps(grown, indent=2, ensure_ascii=False)
+    assert (home / ".claude.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_install_then_uninstall_global_gives_a_large_claude_json_back_byte_for_byte(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    state = tmp_path / "claude-home" / ".claude.json"
+    before = written(state, claude_state(3 * MIB, servers={"github": {"type": "stdio", "command": "gh-mcp"}}))
+
+    installed = invoke("install", "claude-code", "--global")
+    assert installed.exit_code == 0, installed.output
+    assert json.loads(state.read_text())["mcpServers"]["graphmem"]["command"] == COMMAND[0]
+    assert invoke("uninstall", "claude-code", "--global").exit_code == 0
+
+    assert state.read_bytes() == before
+    assert state.stat().st_mode & 0o777 == 0o600
+
+
+def test_uninstall_removes_the_hooks_though_claude_json_cannot_be_read_and_says_what_is_left(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    home = tmp_path / "claude-home"
+    assert invoke("install", "claude-code", "--global").exit_code == 0
+    broken = '{\n  "mcpServers": {\n    "graphmem": {"command": "graphmem"},\n'  # cut short
+    (home / ".claude.json").write_text(broken)
+
+    gone = invoke("uninstall", "claude-code", "--global")
+
+    assert gone.exit_code == 10, gone.output
+    assert f"deleted {home}/settings.json" in gone.output
+    assert not (home / "settings.json").exists()
+    assert (home / ".claude.json").read_text() == broken
+    assert (
+        f"error: {home}/.claude.json was left as it is: {home}/.claude.json is not valid JSON (line 4"
+        in gone.output
+    )
+    assert (
+        f"Only {home}/settings.json loses graphmem's hooks: once .claude.json is fixed, run "
+        "`graphmem uninstall claude-code --global` again to remove graphmem's MCP server "
+        "(mcpServers.graphmem) from it too." in gone.output
+    )
+
+
+def test_a_claude_json_over_its_own_bound_is_named_and_the_hooks_still_go(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmem.adapters import claude_code_servers
+
+    monkeypatch.setattr(claude_code_servers, "MAX_STATE_FILE_BYTES", 2 * MIB)  # not 256 MiB of test data
+    home = tmp_path / "claude-home"
+    assert invoke("install", "claude-code", "--global").exit_code == 0
+    written(home / ".claude.json", claude_state(3 * MIB, servers={}))
+
+    doctor = invoke("doctor").output
+    gone = invoke("uninstall", "claude-code", "--global")
+
+    assert f"claude-code (global): cannot tell: {home}/.claude.json is over 2 MiB" in doctor
+    assert gone.exit_code == 10 and f"deleted {home}/settings.json" in gone.output
+    assert f"error: {home}/.claude.json was left as it is: {home}/.claude.json is over 2 MiB" in gone.output
+
+
+# -- the user's hooks in graphmem's group; a hooks of another kind ------------------------------
+
+
+def test_install_and_uninstall_keep_a_hook_the_user_added_to_graphmems_group(
+    invoke: Invoke, project: Path
+) -> None:
+    assert invoke("install", "claude-code", "--project", str(project)).exit_code == 0
+    path = project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    group = settings["hooks"]["UserPromptSubmit"][0]
+    mine = {"type": "command", "command": "echo my-own-prompt-hook"}
+    group["hooks"] += [mine]
+    group["hooks"][0]["timeout"] = 30
+    path.write_text(json.dumps(settings, indent=2))
+
+    again = invoke("install", "claude-code", "--project", str(project))
+    after_install = json.loads(path.read_text())["hooks"]["UserPromptSubmit"]
+    gone = invoke("uninstall", "claude-code", "--project", str(project))
+
+    assert f"updated {path}" in again.output
+    assert [hook["command"] for hook in after_install[0]["hooks"]][1:] == ["echo my-own-prompt-hook"]
+    assert after_install[0]["hooks"][0]["timeout"] == 10
+    assert gone.exit_code == 0 and f"updated {path}" in gone.output
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [{"hooks": [mine]}]}}
+
+
+def test_settings_whose_hooks_is_null_get_graphmems_hooks(invoke: Invoke, project: Path) -> None:
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"hooks": null}\n')
+
+    done = invoke("install", "claude-code", "--project", str(project))
+
+    assert done.exit_code == 0, done.output
+    doctor = invoke("--project", str(project), "doctor").output
+    assert f"claude-code (project {project}): MCP server in {project}/.mcp.json; hooks in" in doctor
+    assert "missing" not in doctor
+
+
+def test_hooks_that_are_no_object_are_named_as_such(invoke: Invoke, project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": "none yet"}\n')
+
+    done = invoke("install", "claude-code", "--project", str(project))
+
+    assert done.exit_code == 10
+    assert (
+        f'error: {path}: "hooks" holds a string, where Claude Code expects an object of hook events. Fix it '
+        "(or remove the key) and run the command again; nothing was changed." in done.output
+    )
+    assert not (project / ".mcp.json").exists()

@@ -155,7 +155,7 @@ def test_a_key_of_the_wrong_shape_stops_the_install(invoke: Invoke, project: Pat
     result = invoke("install", "codex", "--project", str(project))
 
     assert result.exit_code == 10, result.output
-    assert "hooks in Codex's config.toml is a value, not a [hooks] table" in result.stderr
+    assert f"hooks in {config_path} is a string, not [[hooks.EVENT]] tables" in result.stderr
     assert config_path.read_text("utf-8") == 'hooks = "none"\n'
 
 
