@@ -93,14 +93,16 @@ def global_files(environ: Mapping[str, str] | None = None) -> OpenCodeFiles:
 
 
 def graphmem_command() -> list[str]:
-    """The command OpenCode runs for the stdio server, with an absolute path so its PATH does not matter."""
+    """The command a client runs for the stdio server, with an absolute path so its PATH does not
+    matter. The client runs it in the project: ``python -m`` without ``-P`` would import a
+    ``graphmem/`` folder of the project before graphmem (``graphmem/python_child.py``)."""
     found = shutil.which("graphmem")
     if found:
         return [str(Path(found).resolve()), "mcp"]
     script = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")
     if script.is_file():
         return [str(script), "mcp"]
-    return [sys.executable, "-m", "graphmem", "mcp"]
+    return [sys.executable, "-P", "-m", "graphmem", "mcp"]
 
 
 def server_entry(command: Sequence[str], data_dir: Path | None = None) -> dict[str, Any]:

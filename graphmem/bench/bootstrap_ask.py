@@ -92,7 +92,7 @@ class Bench:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "graphmem", *args],
+            [sys.executable, "-P", "-m", "graphmem", *args],
             cwd=self.repo,
             env=self.env,
             capture_output=True,

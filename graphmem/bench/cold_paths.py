@@ -78,7 +78,7 @@ def _graphmem(data_dir: Path, *args: str, cwd: Path) -> tuple[float, subprocess.
     cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "graphmem", *args],
+        [sys.executable, "-P", "-m", "graphmem", *args],
         env=_env(data_dir),
         cwd=cwd,
         capture_output=True,
@@ -95,7 +95,7 @@ def _graphmem(data_dir: Path, *args: str, cwd: Path) -> tuple[float, subprocess.
 
 def _start_daemon(data_dir: Path, cwd: Path) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "graphmem", "serve"],
+        [sys.executable, "-P", "-m", "graphmem", "serve"],
         env=_env(data_dir),
         cwd=cwd,
         stdout=subprocess.DEVNULL,

@@ -130,7 +130,7 @@ def _served(memories: int, say: Callable[[str], None]) -> Iterator[tuple[str, st
 
         log = (work / "serve.log").open("wb")
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve", "--port", "0"],
+            [sys.executable, "-P", "-m", "graphmem", "--data-dir", str(data_dir), "serve", "--port", "0"],
             env=_env(data_dir),
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -42,7 +42,7 @@ class StdioClient:
 
     def __init__(self, data_dir: Path, cwd: Path) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "graphmem", "mcp"],
+            [sys.executable, "-P", "-m", "graphmem", "mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

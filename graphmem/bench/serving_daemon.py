@@ -38,7 +38,7 @@ START_TIMEOUT_S = 600.0
 STOP_TIMEOUT_S = 60.0
 POLL_S = 0.1
 STATS_TIMEOUT_S = 60.0
-PROGRAM = (sys.executable, "-m", "graphmem")
+PROGRAM = (sys.executable, "-P", "-m", "graphmem")
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,7 +129,8 @@ def test_graphmem_command_falls_back_to_python_dash_m(
     monkeypatch.setattr(oc.shutil, "which", lambda name: None)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
 
-    assert oc.graphmem_command() == [str(tmp_path / "python"), "-m", "graphmem", "mcp"]
+    # -P: the client runs it in the project, whose graphmem/ folder must not be imported instead
+    assert oc.graphmem_command() == [str(tmp_path / "python"), "-P", "-m", "graphmem", "mcp"]
 
 
 # -- install ------------------------------------------------------------------------------
