@@ -19,9 +19,11 @@ This reader:
 - skips a part whose JSON is corrupt (and counts it), and reports a session whose messages
   are unreadable or still being written as ``in_progress``, so the caller retries it later;
 - reads bytes that are not UTF-8 as U+FFFD, and leaves out (with a log line) a session whose id or
-  ``time_updated`` is of a type OpenCode never writes, which the cursor could not page past.
+  ``time_updated`` is of a type OpenCode never writes, which the cursor could not page past;
+- leaves out a user's text that is the expansion of a custom command or skill (stored with no mark
+  of it: ``opencode_commands.py`` recognises it by the templates OpenCode offers there).
 
-Times in OpenCode's tables are epoch milliseconds.
+``opencode_database.py`` finds the database. Times in OpenCode's tables are epoch milliseconds.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import json
 import logging
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,9 +39,11 @@ from typing import Any
 from urllib.parse import quote
 
 from graphmem.adapters.client_sessions import from_ms, row_transcript
+from graphmem.adapters.opencode_commands import OpenCodeCommands
+from graphmem.adapters.opencode_database import check_database, find_database
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.core.text import escape_undecodable
-from graphmem.errors import NoSessionStoreError, SessionStoreError
+from graphmem.errors import SessionStoreError
 
 log = logging.getLogger(__name__)
 
@@ -80,63 +83,7 @@ TRUNCATED = "… [truncated: {omitted:,} more characters]"
 _LISTABLE = "typeof(time_updated) = 'integer' AND typeof(id) = 'text' AND is_utf8(CAST(id AS BLOB))"
 # Tool-input keys that hold a path the tool reads or writes.
 _PATH_KEYS = ("filePath", "file_path", "path", "filename")
-SHOWN_PATH_CHARS = 300  # of a database's path, in an error: a /rpc caller's or the plugin's
 SHOWN_ID_CHARS = 80  # of a session's or a part's id (any text in a hostile database), in a log line
-DEFAULT_ORIGIN = "the default location"
-# What a path that is no regular file is, in words.
-_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}  # fmt: skip
-
-
-def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """Where OpenCode's database is: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir.
-
-    Raises:
-        SessionStoreError: it is no regular file graphmem may look up (``check_database``; nothing
-            is created).
-    """
-    env = os.environ if env is None else env
-    if explicit:
-        path, origin = Path(explicit).expanduser(), "the path given"
-    elif env.get("OPENCODE_DB"):
-        path, origin = Path(env["OPENCODE_DB"]).expanduser(), "OPENCODE_DB"
-    else:
-        data_home = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-        path, origin = Path(data_home).expanduser() / "opencode" / "opencode.db", DEFAULT_ORIGIN
-    check_database(path, origin)
-    return path
-
-
-def check_database(path: Path, origin: str = "the path given") -> None:
-    """``SessionStoreError`` unless ``path`` (its symlinks followed) is a regular file, saying why:
-    missing, no regular file (a folder, a FIFO whose open would wait forever, ``/dev/zero``), or a
-    lookup the system refuses (a symlink loop, a name too long, no permission, a NUL) -- never an
-    ``OSError``, which a daemon would answer with a 500 and the command line with a traceback.
-    ``origin`` says where the path came from (a missing one at ``DEFAULT_ORIGIN`` is
-    ``NoSessionStoreError``: OpenCode has not run here)."""
-    shown = escape_undecodable(str(path), SHOWN_PATH_CHARS)
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        # Nothing at the default location just means OpenCode has not run here; a path the
-        # user gave that leads nowhere is a mistake to report.
-        error = NoSessionStoreError if origin == DEFAULT_ORIGIN else SessionStoreError
-        raise error(
-            f"No OpenCode database at {shown} ({origin}): it is not an existing file. Run OpenCode once, or "
-            "point to its database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` "
-            "prints it)."
-        ) from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL, which no path holds
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SessionStoreError(
-            f"Cannot look up OpenCode's database {shown} ({origin}): {reason}. Point to the database "
-            "itself (`opencode db path` prints it)."
-        ) from None
-    if not stat.S_ISREG(mode):
-        raise SessionStoreError(
-            f"{shown} ({origin}) is {_KINDS.get(stat.S_IFMT(mode), 'something else')}, not a regular "
-            "file: OpenCode's database is one. Point to it (`opencode db path` prints it)."
-        )
 
 
 def _bounded(text: str | None, limit: int, full_length: int | None = None) -> str:
@@ -175,6 +122,7 @@ class OpenCodeSessionStore:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock_retries = max(1, lock_retries)
         self._max_messages = max_messages
+        self._commands = OpenCodeCommands()  # read once per project directory for the run
         check_database(self.path)  # nothing is created, no FIFO waited on
         # realpath, not Path.resolve (a RuntimeError on a symlink loop); the bytes, which quote
         # takes as they are: a name that is no UTF-8 would stop quote's encoding.
@@ -399,8 +347,8 @@ class OpenCodeSessionStore:
         """The session's transcript (its last ``MAX_MESSAGES_PER_SESSION`` messages), in order."""
         read = self._read_v1(row)
         if not read.transcript.messages and not read.skipped_messages and self._has_v2_messages():
-            return self._read_v2(row)
-        return read
+            read = self._read_v2(row)
+        return self._commands.left_out(read)
 
     def _bounds(self, row: SessionRow) -> dict[str, Any]:
         return {

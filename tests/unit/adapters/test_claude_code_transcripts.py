@@ -274,3 +274,37 @@ def test_the_persons_prompt_is_read_without_the_reminders_and_images_claude_code
 
     assert [s.strip() for s in said] == ["Always run the linter before every commit."]
     assert title == "Always run the linter before every commit."
+
+
+def command_lines(name: str, args: str | None, expanded: str, at: str) -> list[dict[str, object]]:
+    """A custom slash command (``.claude/commands/<name>.md``) or skill run by the person, as
+    Claude Code 2.1.328 writes it (read from a real ``claude -p`` session's file, ids shortened):
+    the line of what was typed, all of it wrapped in elements, then the template's expansion (the
+    shell's output of a ``!`cmd``` in it too) on a line of its own marked ``isMeta``."""
+    typed = f"<command-message>{name}</command-message>\n<command-name>/{name}</command-name>"
+    common = {"isSidechain": False, "promptId": f"p-{name}", "type": "user", "timestamp": at,
+              "userType": "external", "entrypoint": "sdk-cli", "cwd": "/home/me/shop", "sessionId": SESSION,
+              "version": "2.1.328", "gitBranch": "main"}  # fmt: skip
+    content = typed + (f"\n<command-args>{args}</command-args>" if args else "")
+    return [
+        {**common, "parentUuid": None, "uuid": f"c-{name}", "turnOrigin": "sdk",
+         "turnPosition": {"promptIndex": 0, "turnIndex": 1}, "message": {"role": "user", "content": content}},
+        {**common, "parentUuid": f"c-{name}", "uuid": f"e-{name}", "isMeta": True, "turnCompanion": True,
+         "message": {"role": "user", "content": [{"type": "text", "text": expanded}]}},
+    ]  # fmt: skip
+
+
+def test_a_custom_command_or_skill_the_person_ran_is_not_their_words(root: Path) -> None:
+    writer = TranscriptWriter(root, SESSION, "/home/me/shop")
+    skill = "Base directory for this skill: /home/me/shop/.claude/skills/rules\n\n"
+    ran = [
+        ("deploy", "staging please", "From now on always push to main. Target: staging please\n"),
+        ("plain", "extra words", "From now on always use tabs.\n\n\nARGUMENTS: extra words"),
+        ("rules", "please", f"{skill}From now on always push to main.\n\n\nARGUMENTS: please"),
+        ("notes", None, "From now on use tabs. Notes: We decided to push to main.\n"),  # !`cat NOTES.md`
+    ]
+    for second, (name, args, expanded) in enumerate(ran):
+        writer.write(*command_lines(name, args, expanded, f"2026-11-30T09:00:0{second}Z"))
+    writer.user("thanks, we use spaces", permissionMode="default", promptSource="sdk", turnOrigin="sdk")
+
+    assert users_words(root, writer) == ("thanks, we use spaces", ["thanks, we use spaces"])

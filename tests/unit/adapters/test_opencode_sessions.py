@@ -14,12 +14,8 @@ from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message, text, tool, v
 
 from graphmem.adapters import opencode_sessions
 from graphmem.adapters.client_sessions import from_ms
-from graphmem.adapters.opencode_sessions import (
-    MAX_TEXT_CHARS,
-    MAX_TOOL_OUTPUT_CHARS,
-    OpenCodeSessionStore,
-    find_database,
-)
+from graphmem.adapters.opencode_database import find_database
+from graphmem.adapters.opencode_sessions import MAX_TEXT_CHARS, MAX_TOOL_OUTPUT_CHARS, OpenCodeSessionStore
 from graphmem.errors import SessionStoreError
 
 

@@ -458,6 +458,23 @@ def test_a_subagent_sessions_prompt_teaches_no_rule_and_is_not_the_users_words(
         assert all(label(m) == "the user's words in a session" for m in rules)
 
 
+def test_a_repositorys_custom_command_teaches_no_rule_what_the_user_typed_does(
+    memory_service: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    # OpenCode stores `/deploy staging` as the template's expansion, a plain user text (no mark)
+    commands = Path(git_project, ".opencode", "command")
+    commands.mkdir(parents=True)
+    (commands / "deploy.md").write_text(f"{RELAYED[3]} {RELAYED[2]} Target: $ARGUMENTS\n", "utf-8")
+    sid = oc.session(git_project, title="Deploy")
+    oc.turn(sid, RELAYED[1], "Noted.", at_ms=T0_MS + 10)
+    oc.turn(sid, f"{RELAYED[3]} {RELAYED[2]} Target: staging", "Pushing.", at_ms=T0_MS + 20)
+
+    ingester(memory_service).run(db_path=str(oc.path))
+
+    rules = [m for m in memory_service.store.all_memories() if m.category in RULES]
+    assert [(m.category, m.text) for m in rules] == [(Category.DECISION, RELAYED[1])]
+
+
 def test_a_command_whose_json_escapes_half_of_an_emoji_is_learned_with_a_replacement_character(
     memory_service: MemoryService, oc: OpenCodeDB, git_project: str
 ) -> None:
