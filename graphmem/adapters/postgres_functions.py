@@ -28,8 +28,10 @@ three triggers for the facts they read: a claim's person is its session's
 Schema 20's: a team role's change to what a memory says or how much it counts, or its removal,
 commits only with an event of that memory written in the same transaction by the same role
 (``graphmem_change_recorded``, deferred to the commit; an event names its transaction,
-``graphmem_event_xact``), so no row becomes a rule with no trace of who made it. Schema 21's
-names who confirmed a memory (``graphmem_confirmed_by``), as ``graphmem_person_set`` names a person.
+``graphmem_event_xact``), so no row becomes a rule with no trace of who made it; schema 23
+replaces it (``postgres_recorded.py``): the database records a change of a memory's count itself.
+Schema 21's names who confirmed a memory (``graphmem_confirmed_by``), as ``graphmem_person_set``
+names a person.
 Schema 22's policy (``graphmem_scoped``) and trigger (``graphmem_project_kept``) let a team's role
 write only graphmem's scopes, a project's memory with its project.
 
@@ -463,7 +465,7 @@ ALTER TABLE agent_claims DROP COLUMN person;
 # insert, as an override's is). What is not held: what the event says (a role's own before and
 # after, named as its own, as any event it writes), a memory's project (graphmem moves a checkout's
 # memories to the repository's name with no event), its links, its vector.
-RECORDED_CHANGES_20 = """
+_EVENT_XACT_20 = """
 ALTER TABLE memory_events ADD COLUMN xact xid8;
 CREATE FUNCTION graphmem_event_xact() RETURNS trigger LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp AS $f$
@@ -473,7 +475,9 @@ BEGIN
 END $f$;
 CREATE TRIGGER graphmem_event_xact BEFORE INSERT ON memory_events
     FOR EACH ROW EXECUTE FUNCTION graphmem_event_xact();
-CREATE FUNCTION graphmem_change_recorded() RETURNS trigger LANGUAGE plpgsql
+"""
+# The check itself: schema 23 replaces it (postgres_recorded.py), and its rollback restores it.
+CHANGE_RECORDED_20 = """CREATE FUNCTION graphmem_change_recorded() RETURNS trigger LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
     recorded boolean;
@@ -507,6 +511,7 @@ CREATE CONSTRAINT TRIGGER graphmem_change_recorded AFTER UPDATE OF text, categor
 CREATE CONSTRAINT TRIGGER graphmem_removal_recorded AFTER DELETE ON memories
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION graphmem_change_recorded();
 """
+RECORDED_CHANGES_20 = _EVENT_XACT_20 + CHANGE_RECORDED_20
 UNDO_RECORDED_CHANGES_20 = """
 DROP TRIGGER graphmem_removal_recorded ON memories;
 DROP TRIGGER graphmem_change_recorded ON memories;

@@ -38,6 +38,7 @@ from graphmem.adapters.postgres_functions import (
     UNDO_SCOPES_HELD_22,
     UNDO_SESSIONS_HELD_17,
 )
+from graphmem.adapters.postgres_recorded import COUNT_RECORDED_23, UNDO_COUNT_RECORDED_23
 from graphmem.adapters.postgres_vector_parts import DROP_HALF_INDEX_12, HALF_INDEX_12, PARTS_19, UNDO_PARTS_19
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
@@ -554,6 +555,14 @@ ALTER TABLE entities DROP COLUMN owner;
         # A writer's memory of the scope 'team', or 'project' with no project, was in every recall.
         up=SCOPES_HELD_22,
         down=UNDO_SCOPES_HELD_22,
+    ),
+    Migration(
+        23,
+        "a team's role's change of a memory's count is in its history: the database records it",
+        # A writer's psql UPDATE of reinforced left no event, where graphmem's repeat writes a
+        # reinforce event. postgres_recorded.py.
+        up=COUNT_RECORDED_23,
+        down=UNDO_COUNT_RECORDED_23,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -32,9 +32,9 @@ def migrate(state: CliState, target: int | None, show_status: bool) -> None:
         applied 4: the branch a memory was written on
         applied 5: agent sessions and their claims
         ...
-        postgresql://graphmem@db.internal:5432/graphmem is at schema version 22 (this graphmem: 22)
+        postgresql://graphmem@db.internal:5432/graphmem is at schema version 23 (this graphmem: 23)
         $ graphmem migrate --status
-        postgresql://graphmem@db.internal:5432/graphmem is at schema version 22 (this graphmem: 22)
+        postgresql://graphmem@db.internal:5432/graphmem is at schema version 23 (this graphmem: 23)
     """
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings

@@ -1,8 +1,10 @@
 """Every change to a memory on a team's PostgreSQL store is in its history (schema 20, docs/team.md,
 "What psql can and cannot do"): a writer's hand-written ``UPDATE`` of a memory's trust, source or
 text, or its ``DELETE``, with no event of it in the same transaction, is refused by the database,
-so no row becomes a rule with no trace of who made it; graphmem's own changes, made on a writer's
-login, each go with their event and pass. Alice and Bob, each logged in as their own writer role."""
+so no row becomes a rule with no trace of who made it (a change of its count the database records
+itself, schema 23: tests/unit/adapters/test_postgres_recorded.py); graphmem's own changes, made on
+a writer's login, each go with their event and pass. Alice and Bob, each logged in as their own
+writer role."""
 
 from __future__ import annotations
 
@@ -175,11 +177,11 @@ def test_what_is_no_change_to_what_a_memory_says_needs_no_event(team: Team) -> N
 
     hand_written(
         team.bob_url,
-        f"UPDATE memories SET reinforced = reinforced + 1, updated_at = now() WHERE id = '{decision.id}'",
+        f"UPDATE memories SET updated_at = now() WHERE id = '{decision.id}'",
         f"UPDATE memories SET trust = trust, text = text WHERE id = '{decision.id}'",  # the same values
     )
 
-    assert team.alice.show(decision.id).memory.reinforced == decision.reinforced + 1
+    assert team.alice.show(decision.id).memory.updated_at > decision.updated_at
     assert team.alice.history(decision.id) == []
 
 

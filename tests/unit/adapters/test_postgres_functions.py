@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from graphmem.adapters import postgres_functions, postgres_schema
+from graphmem.adapters import postgres_functions, postgres_recorded, postgres_schema
 
 FROZEN = {
     "TERM_STATS_7": "efddcbc7425a06ad",
@@ -31,6 +31,7 @@ FROZEN = {
     "UNDO_COORDINATION_SET_17": "57af475642727262",
     "SESSIONS_HELD_17": "a829ee273d38b2da",
     "UNDO_SESSIONS_HELD_17": "15b3b2e1ca7f8750",
+    "CHANGE_RECORDED_20": "51b3b508e903af98",
     "RECORDED_CHANGES_20": "46f905859f448d60",
     "UNDO_RECORDED_CHANGES_20": "cc31b4d24dd77aed",
     "CONFIRMED_BY_21": "030d25e7a42d82e8",
@@ -48,6 +49,21 @@ FROZEN_SCHEMA = {
     "PARTS_19": "656c50571806cb04",
     "UNDO_PARTS_19": "a97f5d64b50ae2b3",
 }
+
+
+# The versions of graphmem_change_recorded after schema 20's (postgres_recorded.py).
+FROZEN_RECORDED = {
+    "COUNT_RECORDED_23": "c9e6834d49403fc7",
+    "UNDO_COUNT_RECORDED_23": "450e2ebe15a9f262",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN_RECORDED))
+def test_a_recorded_changes_migrations_sql_is_the_text_it_ran_with(name: str) -> None:
+    sql: str = getattr(postgres_recorded, name)
+    assert hashlib.sha256(sql.encode()).hexdigest()[:16] == FROZEN_RECORDED[name], (
+        f"{name} changed: a migration that ran keeps its text; write the new version's own constant"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FROZEN_SCHEMA))
