@@ -372,3 +372,29 @@ def find_identifiers(text: str) -> list[str]:
         ):
             plain.setdefault(word)
     return [*shaped, *plain]
+
+
+# --- dotted names -------------------------------------------------------------
+
+# A dotted name standing alone (``res.sendFile``, ``os.path.join``, ``self.flush``): not inside a
+# path, a URL, an e-mail or a longer name, nor followed by a part that is no identifier (``v1.2``).
+_DOTTED_RE = re.compile(r"(?<![\w.$/\\:@#!&~\-])[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)+(?![\w$/]|\.\w|::|-\w)")
+MAX_DOTTED_CHARS = 200  # longer is no name a person writes
+
+
+def find_dotted_names(text: str) -> list[str]:
+    """Dotted names of ``text`` written as plain text (``res.sendFile``, ``os.path.join``), each
+    once, in order of appearance.
+
+    Code spans and URLs are left to the other readers, as are abbreviations (``e.g.``, ``i.e.``)
+    and a name no identifier starts (``v1.2``, ``3.14``). A file name (``index.js``) is shaped
+    like one: these are candidates, the caller links one only when the project's code graph
+    has a symbol of that name."""
+    masked = _mask_code(text)
+    masked = _mask_spans(masked, [m.span() for m in _URL_RE.finditer(masked)])
+    found: dict[str, None] = {}
+    for match in _DOTTED_RE.finditer(masked):
+        name = match.group()
+        if len(name) <= MAX_DOTTED_CHARS and any(len(part) > 1 for part in name.split(".")):
+            found.setdefault(name)
+    return list(found)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from graphmem.core.bundle import ContextBundle, build_bundle
+from graphmem.core.bundle import ContextBundle, build_bundle, scraped
 from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.enrichment import parse_key
 from graphmem.core.keys import file_key
@@ -39,6 +40,10 @@ from graphmem.service.stores import Stores
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
 CONTEXT_CANDIDATES = 40
+# The fewest tokens a memory's line in a bundle costs (its text, where it came from, its age and
+# its 20-character id): of the memories linked to a target, those past what the budget holds at
+# this cost are only counted.
+MIN_MEMORY_LINE_TOKENS = 10
 # Sources of memories graphmem derived itself (a file bootstrap read, a commit): about a
 # target, what people and agents remembered comes before them.
 DERIVED_SOURCES = ("bootstrap:", "git:")
@@ -155,6 +160,7 @@ class ContextBuilder:
         entity, candidates = self.resolve(target, project)
         found = self._found(target, entity)
         hits: list[Hit] = []
+        beyond: list[Hit] = []  # linked to it, past what the budget holds: counted, not shown
         about: Mapping[str, Sequence[Entity]] = {}  # memory id -> its entities, read once a call
         notes: list[str] = []
         code_sections: list[tuple[str, list[str]]] = []
@@ -177,7 +183,7 @@ class ContextBuilder:
                 else directory_note(target, inside),
             )
         elif entity is not None:
-            hits, about = self._direct(entity, project, extra_keys, branch)
+            hits, beyond, about = self._direct(entity, project, extra_keys, branch, max_tokens)
             if not hits:
                 notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
         query = entity.name if entity is not None and not entity.title else target
@@ -188,17 +194,18 @@ class ContextBuilder:
         about = {**{h.memory.id: h.entities for h in recalled}, **about}  # recall read what each is about
         if not answer.semantic_ready:
             notes.append(NOT_EMBEDDED_NOTE)
-        seen = {h.memory.id for h in hits}
+        seen = {h.memory.id for h in [*hits, *beyond]}
         others = [h for h in recalled if h.memory.id not in seen]
-        # A target that names something: only what is linked to it is about it; the rest
-        # mention related words and are shown apart. A topic: what recall finds is the answer.
+        # A target that names something: only what is linked to it is about it (never shown as
+        # not linked); the rest mention related words and are shown apart. A topic: what recall
+        # finds is the answer.
         if found is False:  # nothing is linked to it: only what clearly names it may be shown
             others = [h for h in others if names_it(target, h.memory.text)]
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
         related = self._related([*hits, *related_hits], entity, about)
         hits, related_hits = self._marked(hits, related_hits, about)
-        return build_bundle(
+        bundle = build_bundle(
             target,
             entity,
             hits,
@@ -210,6 +217,7 @@ class ContextBuilder:
             found=found,
             related_hits=related_hits,
         )
+        return with_left_out(bundle, beyond)
 
     def _lines(
         self, target: str, lines: LineTarget, project: str | None, max_tokens: int, branch: str | None
@@ -428,13 +436,19 @@ class ContextBuilder:
         return sections, keys, note
 
     def _direct(
-        self, entity: Entity, project: str | None, extra_keys: Sequence[str], branch: str | None
-    ) -> tuple[list[Hit], dict[str, list[Entity]]]:
+        self,
+        entity: Entity,
+        project: str | None,
+        extra_keys: Sequence[str],
+        branch: str | None,
+        max_tokens: int,
+    ) -> tuple[list[Hit], list[Hit], dict[str, list[Entity]]]:
         """Memories linked to ``entity`` (or to its symbols): current first, then what was
         remembered before what graphmem derived (a manifest fact, a commit), newest first; of
         what graphmem derived, the most specific first: a commit that changed this file alone
-        says more about it than one that changed 40 (a reformatting, a move). And what each
-        of them is about (one read)."""
+        says more about it than one that changed 40 (a reformatting, a move). As many as a
+        budget of ``max_tokens`` may hold (at least ``CONTEXT_CANDIDATES``), then the rest,
+        which it cannot; and what each shown one is about (one read)."""
         keys = [entity.key, *extra_keys]
         found = self._stores.store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
@@ -457,7 +471,9 @@ class ContextBuilder:
                 r.id,
             )
         )
-        return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]], about
+        linked = [Hit(r, 1.0, (), (entity.name,)) for r in current]
+        shown = max(CONTEXT_CANDIDATES, max_tokens // MIN_MEMORY_LINE_TOKENS)
+        return linked[:shown], linked[shown:], about
 
     def _related(
         self, hits: list[Hit], entity: Entity | None, about: Mapping[str, Sequence[Entity]]
@@ -472,6 +488,20 @@ class ContextBuilder:
                     counts[item.key] += 1
                     by_key[item.key] = item
         return [(by_key[key], n) for key, n in counts.most_common()]
+
+
+def with_left_out(bundle: ContextBundle, left_out: Sequence[Hit]) -> ContextBundle:
+    """``bundle`` counting ``left_out``, memories about its target that its budget cannot hold,
+    among the ones it left out (``omitted_about``, and ``omitted_history`` for the repository's)."""
+    if not left_out:
+        return bundle
+    history = sum(1 for hit in left_out if scraped(hit))
+    return replace(
+        bundle,
+        omitted=bundle.omitted + len(left_out),
+        omitted_about=bundle.omitted_about + len(left_out),
+        omitted_history=bundle.omitted_history + history,
+    )
 
 
 def names_it(target: str, text: str) -> bool:

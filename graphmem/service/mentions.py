@@ -6,16 +6,17 @@ Every memory, query and edit is read for them (``Mentions``), and the memory is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from graphmem.core.codegraph import is_example_file, is_test_file
+from graphmem.core.codegraph import SymbolInfo, is_example_file, is_test_file
 from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
 from graphmem.core.projects import checkout_path
 from graphmem.core.refs import (
     Ref,
+    find_dotted_names,
     find_identifiers,
     find_path_candidates,
     find_refs,
@@ -30,6 +31,13 @@ from graphmem.service.inputs import file_entity
 MAX_SYMBOL_LOOKUPS = 6
 # Bare words looked up per text, all in one query (``CodeGraph.unique_symbols``).
 MAX_IDENTIFIER_LOOKUPS = 32
+# Dotted names written as plain text (``res.sendFile``) looked up per text: their last parts in
+# the bare words' query; of those it leaves (a name several symbols share: ``res.get``,
+# ``req.get``), this many more one query each.
+MAX_DOTTED_LOOKUPS = 32
+MAX_DOTTED_SINGLE_LOOKUPS = 4
+# Who ``self.flush`` is depends on where it is written: any one member of the project so named.
+RECEIVERS = frozenset({"self", "this", "cls"})
 # Longest text read as one GitLab ref (a URL with a long project path fits).
 MAX_REF_CHARS = 2_000
 # Refs one enrich call may name.
@@ -94,10 +102,12 @@ class Mentions:
     def named_in(self, text: str, project: str | None) -> tuple[list[Entity], frozenset[str]]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
         code symbols when it has been bootstrapped: written as code (`RefundService.apply`,
-        ``apply()``), or, in a text that writes no code as code, as a bare word that exactly
-        one live symbol of the project is named (``refund_all``, ``cancel``; see
-        ``core.refs.find_identifiers``); and the keys of those only guessed from a plain word
-        (``cancel``: prose may use it as a word, where ``refund_all`` is written as code)."""
+        ``apply()``), as a dotted name that is a live symbol's qualified name or the end of one
+        (``res.sendFile``, ``self.flush``; see ``core.refs.find_dotted_names``), or, in a text
+        that writes no code as code, as a bare word that exactly one live symbol of the project
+        is named (``refund_all``, ``cancel``; see ``core.refs.find_identifiers``); and the keys
+        of those only guessed from a plain word (``cancel``: prose may use it as a word, where
+        ``refund_all`` is written as code)."""
         found = self.refs_in(text, project)
         guessed: set[str] = set()
         if project:
@@ -112,11 +122,19 @@ class Mentions:
                     symbol, _ = find_symbol(self.code, project, name)
                     if symbol is not None and symbol.key not in {e.key for e in found}:
                         found.append(symbol_entity(symbol, project))
+                files = {e.name for e in found if e.kind is EntityKind.FILE}  # index.js: the file
+                dotted = [d for d in find_dotted_names(text) if d not in explicit and d not in files]
+                dotted = dotted[:MAX_DOTTED_LOOKUPS]
                 # A text that writes code as code (`x`, x(), Class.x) marks all of it: its bare
                 # words are prose (and linking them lowered blame recall on click).
                 bare = [] if explicit else find_identifiers(text)[:MAX_IDENTIFIER_LOOKUPS]
-                known = self.code.unique_symbols(project, bare) if bare else {}
-                for name in bare:
+                ends = [d.rsplit(".", 1)[1] for d in dotted]
+                known = self.code.unique_symbols(project, [*bare, *ends]) if bare or ends else {}
+                named = self._dotted(project, dotted, known)
+                for symbol in named:
+                    if symbol.key not in {e.key for e in found}:
+                        found.append(symbol_entity(symbol, project))
+                for name in [] if named else bare:  # res.sendFile written so is code written as code
                     symbol = known.get(name)
                     if symbol is None or symbol.key in {e.key for e in found}:
                         continue
@@ -128,3 +146,32 @@ class Mentions:
                         guessed.add(symbol.key)
                     found.append(symbol_entity(symbol, project))
         return found, frozenset(guessed)
+
+    def _dotted(
+        self, project: str, names: Sequence[str], known: Mapping[str, SymbolInfo]
+    ) -> list[SymbolInfo]:
+        """The live symbols the dotted ``names`` are (``res.sendFile``: the one whose qualified name
+        is it or ends with it), from ``known`` (simple name -> the one symbol so named), else, for
+        the first few, one query each (``res.get``: ``get`` names several). Never a guess: a name
+        the code graph does not have (``e.g``, ``index.js``) or has several of names nothing."""
+        assert self.code is not None
+        found: list[SymbolInfo] = []
+        lookups = MAX_DOTTED_SINGLE_LOOKUPS
+        for name in names:
+            receiver, _, rest = name.partition(".")
+            member = receiver in RECEIVERS  # self.flush: a member called flush
+            wanted = rest if member else name
+            symbol = known.get(name.rsplit(".", 1)[1])
+            if symbol is None and not member and lookups > 0:
+                lookups -= 1
+                symbol, _ = find_symbol(self.code, project, name)
+            if symbol is not None and symbol.deleted_at is None and _is_named(symbol, wanted, member=member):
+                found.append(symbol)
+        return found
+
+
+def _is_named(symbol: SymbolInfo, name: str, *, member: bool) -> bool:
+    """Whether ``name`` (``res.sendFile``; a member's, ``flush``) is ``symbol``'s qualified name
+    or the end of it."""
+    qualified = symbol.qualified_name
+    return qualified.endswith(f".{name}") or (qualified == name and not member)

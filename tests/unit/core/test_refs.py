@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.core.models import EntityKind
-from graphmem.core.refs import MAX_IID, Ref, find_identifiers, find_path_candidates, find_refs, parse_ref
+from graphmem.core.refs import (
+    MAX_IID,
+    Ref,
+    find_dotted_names,
+    find_identifiers,
+    find_path_candidates,
+    find_refs,
+    parse_ref,
+)
 from graphmem.errors import InvalidInputError
 
 MR, ISSUE, EPIC = EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC
@@ -361,3 +369,29 @@ def test_a_word_before_sentence_punctuation_is_still_a_candidate() -> None:
 def test_find_identifiers_never_raises_and_returns_words_of_the_text(text: str) -> None:
     for word in find_identifiers(text):
         assert word in text
+
+
+def test_dotted_names_written_as_plain_text_are_candidates_in_order() -> None:
+    text = "res.sendFile rejects relative paths; os.path.join and self.flush too, then res.sendFile."
+    assert find_dotted_names(text) == ["res.sendFile", "os.path.join", "self.flush"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "e.g. this, i.e. that, a.k.a. the other",  # abbreviations
+        "since v1.2 and 3.14, not v1.2.x",  # versions
+        "see lib/router/index.js and ./lib/view.js",  # paths: the file reader's
+        "`res.sendFile` and ```\nres.sendFile(p)\n```",  # code: the code reader's
+        "https://expressjs.com/res.sendFile and me@res.sendFile",  # a URL, an e-mail
+        "pre-res.sendFile, res.sendFile-like, res.sendFile/x, res.send2.1x",  # parts of longer words
+    ],
+)
+def test_what_is_no_dotted_name(text: str) -> None:
+    assert find_dotted_names(text) == []
+
+
+@given(st.text(max_size=300))
+def test_find_dotted_names_never_raises_and_returns_names_of_the_text(text: str) -> None:
+    for name in find_dotted_names(text):
+        assert name in text and "." in name

@@ -143,3 +143,46 @@ def test_a_file_not_in_the_graph_adds_only_memories_that_name_it(
 
     assert bundle.found is False
     assert [item.hit.memory.id for item in bundle.related_memories] == [named]
+
+
+def _many_linked(memory_service: MemoryService, project: str) -> tuple[str, set[str]]:
+    """A person's decision and 50 commits about ``shop/cart.py``: more than ``CONTEXT_CANDIDATES``."""
+    decision = memory_service.remember(
+        "We decided shop/cart.py rounds half to even because the ledger does",
+        category="decision",
+        project=project,
+    ).memory.id
+    commits = {
+        _commit(memory_service, project, n, f"Tune step {n} of the cart pipeline", ["shop/cart.py"])
+        for n in range(1, 51)
+    }
+    return decision, commits
+
+
+def test_a_memory_linked_to_the_file_is_never_shown_as_not_linked(
+    memory_service: MemoryService, project: str
+) -> None:
+    from graphmem.service.context import CONTEXT_CANDIDATES
+
+    decision, commits = _many_linked(memory_service, project)
+    linked = {decision, *commits}
+    assert len(linked) > CONTEXT_CANDIDATES
+
+    bundle = memory_service.get_context("shop/cart.py", project=project, max_tokens=4000)
+
+    assert not linked & {item.hit.memory.id for item in bundle.related_memories}
+    shown = {item.hit.memory.id for items in bundle.groups.values() for item in items}
+    assert len(shown & linked) + bundle.omitted_about == len(linked)
+
+
+def test_linked_memories_a_budget_cannot_hold_are_counted_as_left_out(
+    memory_service: MemoryService, project: str
+) -> None:
+    decision, commits = _many_linked(memory_service, project)
+
+    bundle = memory_service.get_context("shop/cart.py", project=project, max_tokens=300)
+
+    shown = {item.hit.memory.id for items in bundle.groups.values() for item in items}
+    assert decision in shown
+    assert bundle.omitted_about == bundle.omitted_history == len(commits - shown)
+    assert f"({bundle.omitted_history} from its history)" in bundle.markdown

@@ -4,6 +4,7 @@ exactly one live symbol by that name (``Mentions.entities_in``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,3 +138,99 @@ def test_a_negated_plain_word_still_names_the_projects_symbol(
     # "Do not cancel ..." is a rule about cancel(): context on it must show the rule.
     stored = memory_service.remember("Never cancel an order twice", project=shop, category="directive")
     assert [e.name for e in stored.entities] == ["cancel"]
+
+
+# express's lib/response.js and lib/request.js, cut down: `res.get` and `req.get` share a name.
+RESPONSE_JS = """
+var res = Object.create(http.ServerResponse.prototype);
+module.exports = res;
+
+res.sendFile = function sendFile(path, options, callback) {
+  return callback;
+};
+
+res.get = function(field) {
+  return this.getHeader(field);
+};
+"""
+REQUEST_JS = """
+var req = Object.create(http.IncomingMessage.prototype);
+req.get = function header(name) {
+  return name;
+};
+"""
+
+
+@pytest.fixture
+def express(memory_service: MemoryService, git_project: str) -> str:
+    (Path(git_project) / "lib").mkdir()
+    (Path(git_project) / "lib" / "response.js").write_text(RESPONSE_JS, "utf-8")
+    (Path(git_project) / "lib" / "request.js").write_text(REQUEST_JS, "utf-8")
+    (Path(git_project) / "index.js").write_text("module.exports = require('./lib/response');\n", "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+    return git_project
+
+
+def test_a_dotted_name_written_as_plain_text_is_about_the_symbol_it_is(
+    memory_service: MemoryService, express: str
+) -> None:
+    text = "res.sendFile rejects relative paths unless the root option is given, keep it so"
+    stored = memory_service.remember(text, category="decision", project=express)
+    assert [e.name for e in stored.entities] == ["res.sendFile"]
+
+    bundle = memory_service.get_context("res.sendFile", project=express)
+    linked = [item.hit.memory.id for items in bundle.groups.values() for item in items]
+    assert stored.memory.id in linked
+    assert stored.memory.id not in [item.hit.memory.id for item in bundle.related_memories]
+
+
+def test_a_dotted_name_whose_last_part_several_symbols_share_is_still_read(
+    memory_service: MemoryService, express: str
+) -> None:
+    assert named(memory_service, "res.get reads a header, case-insensitively", express) == ["res.get"]
+
+
+def test_dotted_words_the_code_graph_does_not_have_name_nothing(
+    memory_service: MemoryService, express: str
+) -> None:
+    text = "e.g. res.sendFile in index.js since v1.2, i.e. not app.render nor lib/request.js"
+    assert named(memory_service, text, express) == ["index.js", "lib/request.js", "res.sendFile"]
+
+
+def test_self_and_this_name_the_one_member_so_called(memory_service: MemoryService, git_project: str) -> None:
+    code = "class Writer:\n    def flush(self):\n        pass\n\n\ndef close():\n    pass\n"
+    (Path(git_project) / "src" / "writer.py").write_text(code, "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+
+    assert named(memory_service, "self.flush must run before the lock is released", git_project) == [
+        "Writer.flush"
+    ]
+    assert named(memory_service, "this.close is called twice", git_project) == []  # a function, no member
+
+
+def test_a_text_of_hundreds_of_dotted_words_is_read_in_a_bounded_number_of_queries(
+    memory_service: MemoryService, express: str
+) -> None:
+    from graphmem.service.mentions import MAX_DOTTED_SINGLE_LOOKUPS, MAX_SYMBOL_LOOKUPS
+
+    code = memory_service.code
+    assert code is not None
+    calls: list[str] = []
+    find_symbols, unique_symbols = code.find_symbols, code.unique_symbols
+
+    def counted_find(*args: Any, **kwargs: Any) -> Any:
+        calls.append("find_symbols")
+        return find_symbols(*args, **kwargs)
+
+    def counted_unique(*args: Any, **kwargs: Any) -> Any:
+        calls.append("unique_symbols")
+        return unique_symbols(*args, **kwargs)
+
+    text = "res.sendFile and res.get, " + ", ".join(f"mod{n}.fn{n}" for n in range(500))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(code, "find_symbols", counted_find)
+        patch.setattr(code, "unique_symbols", counted_unique)
+        assert named(memory_service, text, express) == ["res.sendFile", "res.get"]
+
+    assert calls.count("unique_symbols") == 1
+    assert calls.count("find_symbols") <= MAX_SYMBOL_LOOKUPS + MAX_DOTTED_SINGLE_LOOKUPS
