@@ -7,13 +7,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.records import memory as record
 
 from graphmem.core.enrichment import target_key
 from graphmem.core.gitlab import ChangedFile, IssueRefData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.keys import file_key
-from graphmem.core.models import Entity, EntityKind
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.service import neighbourhood
 from graphmem.service.memory import MemoryService
 from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
 from graphmem.service.stores import Stores
@@ -152,6 +154,81 @@ def test_a_hub_shows_a_bounded_number_of_neighbours_and_counts_the_rest(
 
     memories = [node for node in found.nodes if node.kind == "Memory"]
     assert len(memories) == EDGE_LIMIT and found.more == 6
+
+
+FIRST_LIMIT = 8  # what the page asks for first (graphmem/server/ui/graph.js)
+
+
+def commits_about(memory: MemoryService, project: str, path: str, count: int, at: datetime) -> None:
+    """``count`` commit memories about ``path``, as a history bootstrap stores them, the newest at ``at``."""
+    entity = Entity(file_key(project, path), EntityKind.FILE, path, project)
+    commits: list[MemoryRecord] = [
+        record(
+            f"mem_{n:016x}",
+            f"Commit {n}: tidy {path}",
+            category=Category.EVENT,
+            scope=Scope.PROJECT,
+            project=project,
+            source=f"git:{n:040x}",
+            created_at=at - timedelta(hours=n),
+            updated_at=at - timedelta(hours=n),
+            valid_from=at - timedelta(hours=n),
+        )
+        for n in range(count)
+    ]
+    memory.store.upsert_entities([entity])
+    memory.store.add_memories(commits)
+    memory.store.link_about([(c.id, entity) for c in commits])
+
+
+def remembered_about_app(memory: MemoryService, project: str) -> set[str]:
+    """The user's decision and blocker about src/app.py; their ids."""
+    decision = memory.remember(
+        "Decision: src/app.py keeps refunds synchronous", category="decision", project=project
+    )
+    blocker = memory.remember(
+        "Blocker: src/app.py times out on bulk refunds", category="blocker", project=project
+    )
+    return {decision.memory.id, blocker.memory.id}
+
+
+def test_what_the_user_remembered_is_drawn_before_many_older_commits_stored_first(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    commits_about(memory_service, git_project, "src/app.py", FIRST_LIMIT * 4 + 10, at=T0)
+    mine = remembered_about_app(memory_service, git_project)
+
+    found = reader(memory_service).around(file_key(git_project, "src/app.py"), limit=FIRST_LIMIT)
+
+    memories = [node.key for node in found.nodes if node.kind == "Memory"]
+    assert set(memories[:2]) == mine and len(memories) == FIRST_LIMIT
+    assert found.more == FIRST_LIMIT * 4 + 10 + 2 - FIRST_LIMIT
+
+
+def test_what_the_user_remembered_comes_before_newer_commits(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    mine = remembered_about_app(memory_service, git_project)
+    commits_about(memory_service, git_project, "src/app.py", 20, at=datetime.now(UTC) + timedelta(days=30))
+
+    found = reader(memory_service).around(file_key(git_project, "src/app.py"), limit=FIRST_LIMIT)
+
+    assert {node.key for node in found.nodes[:2]} == mine
+
+
+def test_a_hub_too_large_to_read_whole_still_draws_what_the_user_remembered_and_the_newest_commits(
+    memory_service: MemoryService, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neighbourhood, "RANKED_READ_MAX", 20)
+    commits_about(memory_service, git_project, "src/app.py", 60, at=T0)
+    mine = remembered_about_app(memory_service, git_project)
+
+    found = reader(memory_service).around(file_key(git_project, "src/app.py"), limit=FIRST_LIMIT)
+
+    memories = [node.key for node in found.nodes if node.kind == "Memory"]
+    assert set(memories[:2]) == mine
+    assert memories[2:] == [f"mem_{n:016x}" for n in range(FIRST_LIMIT - 2)]  # the newest commits
+    assert found.more == 60 + 2 - FIRST_LIMIT
 
 
 def test_a_long_memory_is_cut_in_its_label(memory_service: MemoryService) -> None:
