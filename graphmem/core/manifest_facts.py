@@ -103,12 +103,13 @@ class Manifest:
     rules: tuple[Rule, ...]
 
 
-def read_manifest(name: str, source: str, text: str) -> list[Found]:
-    """What the manifest ``name`` (a key of ``MANIFESTS``) at ``source`` says, rule by rule."""
+def read_manifest(name: str, source: str, text: str) -> list[Found] | None:
+    """What the manifest ``name`` (a key of ``MANIFESTS``) at ``source`` says, rule by rule;
+    None when ``text`` does not parse as one (invalid JSON or TOML, no go.mod ``module``)."""
     manifest = MANIFESTS[name]
     data = manifest.parse(text)
     if data is None:
-        return []
+        return None
     folder = source.rpartition("/")[0]
     context = {"origin": f"from {source}", "where": f" in `{folder}/`" if folder else ""}
     found: list[Found] = []

@@ -109,17 +109,31 @@ def doc_text(raw: bytes) -> str | None:
     return None if not_text > MAX_NOT_TEXT_SHARE * len(text) else text
 
 
+def is_manifest(path: str) -> bool:
+    """Whether ``path`` is a manifest (pyproject.toml, package.json, go.mod, Cargo.toml): its
+    facts' keys are its fields' names (``package.json#fact:engines``), never its values."""
+    return _kind(path) in MANIFESTS
+
+
 def extract_facts(path: str, text: str) -> list[ProjectFact]:
     """The facts, directives and procedures in one file, each with a stable key.
 
     ``path`` is repo-relative and POSIX; it names the file in every text. A file that
     is no known doc or manifest, or is invalid, gives ``[]``.
     """
+    return read_facts(path, text) or []
+
+
+def read_facts(path: str, text: str) -> list[ProjectFact] | None:
+    """``extract_facts``, but None for a manifest whose text does not parse: what it says is
+    unknown then, which is not the same as saying nothing (bootstrap keeps its facts)."""
     kind = _kind(path)
     if kind is None:
         return []
     text = text[:MAX_INPUT_CHARS].removeprefix("\ufeff")
     found = read_manifest(kind, path, text) if kind in MANIFESTS else DOC_READERS[kind](path, text)
+    if found is None:
+        return None
     unique: dict[str, ProjectFact] = {}
     for category, slug, sentence in found:
         key = f"{path}#{category}:{slug}"

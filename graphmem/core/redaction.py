@@ -276,7 +276,8 @@ def _sub_value(
 ) -> str:
     """Replace group ``secret`` of each match that ``judge`` names a kind for and that is
     no placeholder. After a rejected match the search goes on from its value, so
-    ``key: "private_key_id": "..."`` still finds the second name."""
+    ``key: "private_key_id": "..."`` still finds the second name. What a match holds after
+    its value (the quote that closes it) stays: ``"[REDACTED:password]"``, still valid JSON."""
     parts: list[str] = []
     done = pos = 0
     while (match := pattern.search(text, pos)) is not None:
@@ -290,7 +291,7 @@ def _sub_value(
             continue
         found.append(kind)
         parts += [text[done:start], placeholder(kind)]
-        done = pos = max(end, match.end())
+        done, pos = end, max(end, match.end())
     return "".join(parts) + text[done:] if parts else text
 
 
@@ -442,11 +443,54 @@ def _a_path(value: str) -> bool:
     )
 
 
+# What a dependency table maps a package's name to (package.json, Poetry, Cargo): a version range
+# (``1.2.1``, ``^1.7.1``, ``~2``, ``>= 18``, ``>=1.4,<2``, ``1.x || 2.x``), a dist-tag (``latest``),
+# a workspace or alias protocol (``workspace:*``, ``npm:other@^1``), a local path (``file:../x``)
+# or a git URL (no user but ``git@``: a token may sit there). A bare number is no version here
+# (``password=12345678`` is a PIN); a dotted number, or one after a range operator, is.
+_PRERELEASE = (
+    r"(?:[-.]?(?:alpha|beta|rc|pre|preview|post|dev|next|canary|snapshot|nightly|insiders|experimental|a|b)"
+    r"\d*(?:[.-][0-9a-z]+)*|-\d+(?:\.\d+)*)?"
+)
+_NUMBER, _PART = r"v?\d{1,9}", r"\.(?:\d{1,9}|[xX*])"
+_COMPARATOR = (
+    rf"(?:(?:[~^]|[<>!=~]=?|===?)\s*{_NUMBER}(?:{_PART}){{0,3}}{_PRERELEASE}"
+    rf"|{_NUMBER}(?:{_PART}){{1,3}}{_PRERELEASE}|[xX*])"
+)
+_RANGE = rf"{_COMPARATOR}(?:(?:\s*\|\|\s*|\s+-\s+|\s*,\s*|\s+){_COMPARATOR})*"
+_DEPENDENCY_SPEC_RE = re.compile(
+    rf"""{_RANGE}
+      | latest | next | canary | beta | alpha | rc | stable | nightly | experimental | insiders | lts
+      | workspace:(?:[*^~]|{_RANGE})
+      | npm:(?:@[\w.-]+/)?[\w.-]+(?:@(?:{_RANGE}|latest|next))?
+      | (?:file|link|portal):(?:\.{{1,2}}/|/|~/)[^\s@]*
+      | (?:github|gitlab|bitbucket|gist):[\w.-]+(?:/[\w.-]+)?(?:\#[^\s@]+)?
+      | (?:git\+)?(?:https?|ssh|git)://(?:git@)?[A-Za-z0-9.-]+(?:[:/][^\s@]*)?  # git@ only
+    """,
+    re.VERBOSE,
+)
+
+
+def _dependency_spec(value: str) -> bool:
+    """Whether ``value`` is what a dependency table gives a package (``_DEPENDENCY_SPEC_RE``).
+
+    A package's name may hold a secret's word (``pbkdf2-password``, ``generate-password``,
+    ``pass``, ``csrf-token``), so after such a name the value decides: a version range, a
+    dist-tag, a workspace or alias protocol, a local path or a git URL is what the name depends
+    on, not a secret. Whatever the name: no password reads like ``^1.7.1`` or ``>= 18``, and a
+    URL's password is the URL rule's (it runs first, so a URL that held one holds a placeholder
+    here and is never taken for a spec). Redacting such a value broke the manifest it was in."""
+    return _DEPENDENCY_SPEC_RE.fullmatch(value.strip()) is not None
+
+
 def _assignment(head: str, value: str) -> str | None:
     """``name = value``: a password after a password-like name, a generated-looking value
-    after a secret-like one (``SECRET_KEY=``, ``api_key:``, ``_authToken=``)."""
+    after a secret-like one (``SECRET_KEY=``, ``api_key:``, ``_authToken=``); never a
+    dependency's version or source after a package's name (``_dependency_spec``)."""
     parts = _name_parts(head)
     if not parts or parts[-1] in _SETTING_SUFFIXES or (len(parts) > 1 and parts[-2] in ("min", "max")):
+        return None
+    if _dependency_spec(value):
         return None
     name = "_".join(parts)
     if any(word in name for word in _PASSWORD_WORDS) or "pass" in parts or "pw" in parts:

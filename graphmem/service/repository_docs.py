@@ -1,12 +1,15 @@
 """A repository's docs and manifests as facts, kept in step with them by each bootstrap pass.
 
 A README's rules, a ``pyproject.toml``'s Python version, a ``package.json``'s scripts
-(``core.project_facts``) become facts, directives and procedures of the project, redacted
-before they are read, each linked to its file and keyed by what it says of it
-(``bootstrap:`` and the fact's key, its memory's ``source``): a later pass edits a fact whose
-file says something else now, brings back one its file says again, and archives one gone
-from its file; it never adds the same fact twice. A file under a doc's name that is no text
-(``core.project_facts.doc_text``: a picture named README.md) says nothing, and is logged. A
+(``core.project_facts``) become facts, directives and procedures of the project, each linked
+to its file and keyed by what it says of it (``bootstrap:`` and the fact's key, its memory's
+``source``). A doc is redacted before it is read (its keys are made of its words); a manifest is
+parsed as written and its facts' texts redacted (its keys are its fields' names). A later pass
+edits a fact whose file says something else now, brings back one its file says again, and
+archives one gone from its file; it never adds the same fact twice. A file under a doc's name
+that is no text (``core.project_facts.doc_text``: a picture named README.md) says nothing, and
+is logged; but a file this pass cannot read, or a manifest that is no text or does not parse (a
+bad edit), keeps the facts it gave before, named in the report's notes. A
 fact's memory id is its project's and key's: a memory already under it (a restored export's
 copy, whose ``source`` is its import) is that fact's memory, edited and brought back as its
 own, never stored again (nor archived by a pass: the import's). A person's change stands: a fact
@@ -20,9 +23,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphmem.core.dedup import memory_hash
 from graphmem.core.events import CHANGES, Cause, EventKind, MemoryEvent
@@ -35,6 +39,9 @@ from graphmem.service.inputs import MemoryEdit
 from graphmem.service.proposals import Proposals
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
+
+if TYPE_CHECKING:
+    from graphmem.core.project_facts import ProjectFact
 
 log = logging.getLogger(__name__)
 
@@ -63,26 +70,19 @@ class RepositoryDocs:
         ones added and linked to their file, changed ones edited, gone ones archived."""
         # Loaded only here (and by ``adapters/repo_files.py``): the docs' and manifests' readers,
         # which a command that bootstraps nothing would otherwise import at its start.
-        from graphmem.core.project_facts import doc_text, extract_facts, interesting_doc
+        from graphmem.core.project_facts import interesting_doc
 
-        facts = []
+        facts: list[ProjectFact] = []
+        unknown: list[str] = []  # the files this pass cannot read: their facts stay as they are
         for path in paths:
             if not interesting_doc(path):
                 continue
-            raw = self.files.read_doc(root, path, MAX_DOC_BYTES)
-            if raw is None:
-                continue
-            text = doc_text(raw)
-            if text is None:  # a picture or an executable under a doc's name: nothing it says is read
-                log.info(
-                    "bootstrap: %r in %s is not text (binary, or not UTF-8); no facts read from it",
-                    path,
-                    root,
-                )
-                continue
-            # Redacted before the facts are read, so a fact's key (its slug) and its
-            # memory id never hold a secret its text loses.
-            facts += extract_facts(path, redact(text).text)
+            found = self._facts_of(root, path)
+            if isinstance(found, str):
+                _keep(path, found, report)
+                unknown.append(BOOTSTRAP_SOURCE + path + "#")
+            else:
+                facts += found
         existing = {
             m.source: m
             for m in self.writer.store.all_memories(project)
@@ -131,9 +131,38 @@ class RepositoryDocs:
             self.writer.add(new_records, about=links)
             report.facts_added = len(new_records)
         for source, old in existing.items():
-            if source not in seen and old.status is Status.ACTIVE:
+            if source not in seen and old.status is Status.ACTIVE and not source.startswith(tuple(unknown)):
                 self.writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
                 report.facts_archived += 1
+
+    def _facts_of(self, root: Path, path: str) -> list[ProjectFact] | str:
+        """What ``path`` says, secrets redacted; or why this pass cannot know ("does not parse"):
+        the file cannot be read, or is a manifest that is no text or does not parse (a bad edit,
+        a merge conflict's markers). Its facts are then kept, not archived as gone."""
+        from graphmem.core.project_facts import doc_text, extract_facts, is_manifest, read_facts
+
+        raw = self.files.read_doc(root, path, MAX_DOC_BYTES)
+        if raw is None:
+            return "cannot be read"
+        text = doc_text(raw)
+        manifest = is_manifest(path)
+        if text is None:  # a picture or an executable under a doc's name: nothing it says is read
+            log.info(
+                "bootstrap: %r in %s is not text (binary, or not UTF-8); no facts read from it", path, root
+            )
+            return "is not text" if manifest else []
+        if not manifest:
+            # Redacted before the facts are read, so a fact's key (a slug of its words) and its
+            # memory id never hold a secret its text loses.
+            return extract_facts(path, redact(text).text)
+        # A manifest is parsed as written: redacting its text first took the closing quote of a
+        # dependency's version ("pbkdf2-password": "1.2.1") and left JSON that does not parse.
+        # Its keys are its fields' names, so only the texts are redacted, after the parse.
+        found = read_facts(path, text)
+        if found is None:
+            cut = len(raw) >= MAX_DOC_BYTES
+            return f"is over {MAX_DOC_BYTES:,} bytes" if cut else "does not parse"
+        return [replace(fact, text=redact(fact.text).text) for fact in found]
 
     def _update(
         self, old: MemoryRecord, source: str, text: str, about: Entity, report: BootstrapReport
@@ -202,6 +231,14 @@ def _held(events: list[MemoryEvent]) -> _Held:
         if "status" in event.after and archived is None:
             archived = person and event.after["status"] == Status.ARCHIVED.value
     return _Held(bool(words), read, bool(archived))
+
+
+def _keep(path: str, why: str, report: BootstrapReport) -> None:
+    """Note in ``report`` (and log) that the facts of ``path``, whose text this pass cannot read
+    (``why``: it "does not parse"), are kept."""
+    note = f"{path!r} {why}: the facts it gave before are kept as they are until it can be read again"
+    log.info("bootstrap: %s", note)  # the note is what the person reads
+    report.notes.append(note)
 
 
 def _fact_id(project: str, source: str) -> str:

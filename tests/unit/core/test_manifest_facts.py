@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.core.manifest_facts import MANIFESTS
-from graphmem.core.project_facts import extract_facts
+from graphmem.core.project_facts import extract_facts, read_facts
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "repos" / "facts"
 
@@ -138,6 +138,26 @@ def test_cargo_toml_gives_crate_edition_dependencies_and_workspace() -> None:
 )
 def test_invalid_manifests_give_no_facts(path: str, text: str) -> None:
     assert extract_facts(path, text) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "found"),
+    [
+        ("package.json", '{"name": "shop", "engines": {"node": ">= 18"', None),
+        ("package.json", "[1, 2]", None),
+        ("pyproject.toml", "[project\nname = ", None),
+        ("go.mod", "this is not go.mod\n", None),
+        ("Cargo.toml", "[package]]", None),
+        ("package.json", '{"private": true}', []),
+        ("pyproject.toml", "", []),
+        ("README.md", "", []),
+    ],
+)
+def test_a_manifest_that_does_not_parse_is_told_apart_from_one_that_says_nothing(
+    path: str, text: str, found: list[object] | None
+) -> None:
+    # bootstrap keeps the facts of the first (what it says is unknown) and archives the second's
+    assert read_facts(path, text) == found
 
 
 def test_values_of_the_wrong_type_are_skipped() -> None:

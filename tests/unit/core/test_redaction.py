@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -314,3 +315,79 @@ def test_a_line_of_command_names_without_their_flag_is_read_in_linear_time() -> 
 )
 def test_a_password_flag_far_along_its_command_line_is_still_found(command: str) -> None:
     assert "S3cretPw42" not in redact(command).text
+
+
+# A quoted secret loses its value, never the quote that closes it: a redacted JSON or .env line
+# still parses, and a memory still reads. Fake values.
+QUOTED_SECRETS = [
+    (
+        'Local dev config: DB_PASSWORD="hunter2xyz" in .env.local',
+        'Local dev config: DB_PASSWORD="[REDACTED:password]" in .env.local',
+    ),
+    ("password: 'hunter2xyz'", "password: '[REDACTED:password]'"),
+    ('{"password": "hunter2xyz", "user": "app"}', '{"password": "[REDACTED:password]", "user": "app"}'),
+    ("mysql -u root -p'S3cretPw42' shop", "mysql -u root -p'[REDACTED:password]' shop"),
+    ('deploy --password "hunter2xyz" now', 'deploy --password "[REDACTED:password]" now'),
+]
+
+
+@pytest.mark.parametrize(("text", "redacted"), QUOTED_SECRETS, ids=lambda v: v[:30])
+def test_a_quoted_secret_keeps_its_quotes(text: str, redacted: str) -> None:
+    assert redact(text).text == redacted
+
+
+def test_a_json_document_with_a_secret_still_parses_once_redacted() -> None:
+    document = {"db": {"password": "hunter2xyz", "api_key": "23a1cb8f9d0e4b7c8a2f6e5d4c3b2a19"}}
+
+    redacted = json.loads(redact(json.dumps(document)).text)
+
+    assert redacted == {"db": {"password": placeholder("password"), "api_key": placeholder("api-key")}}
+
+
+# What a dependency table maps a package named like a secret to: its version range, a dist-tag,
+# a protocol, a path or a git URL. None is a secret; redacted, the manifest no longer parsed.
+DEPENDENCIES = [
+    '"pbkdf2-password": "1.2.1",',
+    '"generate-password": "^1.7.1",',
+    '"pass": "0.1.0"',
+    '"password": "~2"',
+    '"secret-handshake": ">= 18"',
+    '"csrf-token": ">=1.2.3 <2.0.0 || 3.x"',
+    '"secret-token": "1.0.0-rc.1"',
+    '"api-token": "latest"',
+    '"password-store": "workspace:*"',
+    '"token-bucket": "npm:other-bucket@^1.2.3"',
+    '"auth-token": "file:../auth-token"',
+    '"my-secret": "git+https://github.com/acme/my-secret.git#v1.2.0"',
+    '"secret-sauce": "git+ssh://git@github.com:acme/secret-sauce.git"',
+    '"passport-token": "github:acme/passport-token#semver:^1.0"',
+    'passlib-password = "^1.7.4"',
+    'secret-token = ">=1.4,<2"',
+    "generate-password: ^1.7.1",
+]
+
+
+@pytest.mark.parametrize("line", DEPENDENCIES)
+def test_a_dependency_named_like_a_secret_keeps_its_version(line: str) -> None:
+    assert redact(line).text == line
+
+
+def test_a_package_json_with_dependencies_named_like_secrets_still_parses_once_redacted() -> None:
+    dependencies = {"generate-password": "^1.7.1", "pass": "0.1.0", "mocha": "^11"}
+    manifest = json.dumps({"devDependencies": dependencies})
+    assert json.loads(redact(manifest).text) == json.loads(manifest)
+
+
+# Values near a version's shape after a password's name are still passwords. Fake values.
+NEAR_VERSIONS = [
+    ("DB_PASSWORD=12345678", "12345678"),
+    ('password = "1.0.0-Hunter2"', "1.0.0-Hunter2"),
+    ('"password": "^hunter2xyz"', "^hunter2xyz"),
+    ('"token": "git+https://bot:Xk9mq2LpW7@github.com/acme/shop.git"', "Xk9mq2LpW7"),
+    ('"token": "https://a1b2c3d4e5f6a7b8c9d0@github.com/acme/shop.git"', "a1b2c3d4e5f6a7b8c9d0"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), NEAR_VERSIONS, ids=lambda v: v[:30])
+def test_a_password_near_a_versions_shape_is_still_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
