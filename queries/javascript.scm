@@ -21,6 +21,15 @@
     property: (property_identifier) @name)
   right: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
+; `res.set = res.header = function header() {}`: the function under its first name too, as the
+; same node as its second (the pattern above), so that neither name nests in the other.
+(assignment_expression
+  left: (member_expression
+    object: [(identifier) (member_expression)] @owner
+    property: (property_identifier) @name)
+  right: (assignment_expression
+    right: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
+
 (class_declaration
   name: (identifier) @name) @definition.class
 
@@ -131,6 +140,41 @@
 ; `const x = require("m")`: the module under the local name x.
 (variable_declarator
   name: (identifier) @import.alias
+  value: (call_expression
+    function: (identifier) @_require
+    arguments: (arguments
+      .
+      (string (string_fragment) @name))
+    (#eq? @_require "require")) @reference.import)
+
+; `var resolve = require("m").resolve`: the name resolve of m, under the local name resolve.
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (member_expression
+    object: (call_expression
+      function: (identifier) @_require
+      arguments: (arguments
+        .
+        (string (string_fragment) @name))
+      (#eq? @_require "require"))
+    property: (property_identifier) @import.name) @reference.import)
+
+; `const { join, dirname: dir } = require("m")`: the names join and dirname (as dir) of m.
+(variable_declarator
+  name: (object_pattern
+    (shorthand_property_identifier_pattern) @import.name)
+  value: (call_expression
+    function: (identifier) @_require
+    arguments: (arguments
+      .
+      (string (string_fragment) @name))
+    (#eq? @_require "require")) @reference.import)
+
+(variable_declarator
+  name: (object_pattern
+    (pair_pattern
+      key: (property_identifier) @import.name
+      value: (identifier) @import.alias))
   value: (call_expression
     function: (identifier) @_require
     arguments: (arguments

@@ -126,6 +126,9 @@ class _Def:
     owner: str | None
     qualified_name: str = ""
     parent: str | None = None
+    # The definitions of the same node under other names (`a.x = a.y = function () {}`): what
+    # it calls, each of them calls.
+    twins: list[_Def] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -230,7 +233,7 @@ class _Extraction:
         self.source = source
         self.language = language
         self.clock = clock
-        self.defs: dict[tuple[int, int, str], _Def] = {}
+        self.defs: dict[tuple[int, int, str, int], _Def] = {}
         self.refs: dict[tuple[int, int, str], _Ref] = {}
         self.imports: dict[tuple[int, str], _Import] = {}
         self.scoped: list[_Def] = []  # body-less namespaces, which scope what follows them
@@ -256,11 +259,10 @@ class _Extraction:
             language=self.language,
             definitions=tuple(self._definition(group, prints, headers) for group in groups),
             calls=tuple(
-                CallRef(
-                    r.name, r.receiver, _line(r.node), r.container.qualified_name if r.container else None
-                )
+                CallRef(r.name, r.receiver, _line(r.node), caller)
                 for r in refs
                 if r.is_call
+                for caller in _callers(r.container)
             ),
             imports=self._import_refs(),
             inherits=tuple(self._inherit_refs(refs)),
@@ -306,15 +308,14 @@ class _Extraction:
         name = self._name(name_node).strip()
         if not name:
             return
-        owner = captures.get("owner")
+        owners = captures.get("owner")
+        owner = self._name(owners[0]) if owners else None
         start, end = node.start_byte, node.end_byte
-        key = (start, end, name)
+        key = (start, end, name, name_node.start_byte)  # `a.x = b.x = function () {}`: two names
         found = self.defs.get(key)
         if found is not None and _KIND_PRIORITY[found.kind] <= _KIND_PRIORITY[kind]:
             return
-        self.defs[key] = _Def(
-            kind, name, node, start, end, name_node.end_byte, self._name(owner[0]) if owner else None
-        )
+        self.defs[key] = _Def(kind, name, node, start, end, name_node.end_byte, owner)
         if "scope.file" in captures:
             self.scoped.append(self.defs[key])
 
@@ -369,6 +370,11 @@ class _Extraction:
             while stack and stack[-1].end <= event.start:
                 stack.pop()
             container = next((d for d in reversed(stack) if d.name_end <= event.start), None)
+            if isinstance(event, _Def) and container is not None and _same_range(container, event):
+                # the same node under another name (`a.x = a.y = function () {}`): beside it, not in it
+                event.twins = [d for d in stack if _same_range(d, event)]
+                outer = [d for d in stack if d.name_end <= event.start and not _same_range(d, event)]
+                container = outer[-1] if outer else None
             if isinstance(event, _Ref):
                 event.container = container
                 continue
@@ -563,6 +569,17 @@ def _encloses(outer: Node, inner: Node) -> bool:
         and inner.end_byte <= outer.end_byte
         and (outer.start_byte, outer.end_byte) != (inner.start_byte, inner.end_byte)
     )
+
+
+def _same_range(one: _Def, other: _Def) -> bool:
+    return (one.start, one.end) == (other.start, other.end)
+
+
+def _callers(container: _Def | None) -> list[str | None]:
+    """The qualified names a call inside ``container`` is made from: its own and its twins'."""
+    if container is None:
+        return [None]
+    return [container.qualified_name, *(twin.qualified_name for twin in container.twins)]
 
 
 def _by_qualified_name(defs: list[_Def]) -> list[list[_Def]]:

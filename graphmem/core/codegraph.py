@@ -8,7 +8,10 @@ module turns a whole project's worth of them into graph edges:
   ``self`` (a method of the caller's own class), ``import`` (the name was imported
   from the file that defines it), ``same_file``, ``unique_name`` (one definition in the
   project has that name) or ``ambiguous`` (several do: each is linked, at most
-  ``MAX_AMBIGUOUS``; beyond that none — never "the first candidate");
+  ``MAX_AMBIGUOUS``; beyond that none — never "the first candidate"). In JavaScript and
+  TypeScript (``core.code_bindings``) a wrong edge is worse than none: ``this.f()`` is the
+  ``f`` of the caller's class or object (or its prototype, or bases) or nothing, never another
+  object's by name; a call of, or on, a name imported from a package is nothing in the project;
 - ``INHERITS``: a class extends or implements another, resolved the same way.
 """
 
@@ -24,10 +27,12 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.code import Definition, ImportRef, ParsedFile
+from graphmem.core.code_bindings import SCRIPT_LANGUAGES, member_names, outside_names, root_name, this_object
 from graphmem.core.code_moves import MovePlan
 from graphmem.core.keys import file_key as file_key  # the one File key (kept here for its users)
 
 MAX_AMBIGUOUS = 3
+CONFIDENCE_RANK = {"self": 0, "import": 1, "same_file": 2, "unique_name": 3, "ambiguous": 4}  # surest first
 MAX_BASES = 6  # levels of inheritance searched for self.method()
 SELF_RECEIVERS = frozenset({"self", "this", "cls", "super", "@", "$this", "static"})
 # Source roots a module path may be relative to.
@@ -122,6 +127,7 @@ class ProjectCode:
     # Each file's imports resolved, once a pass: the bases and the calls both read them.
     _resolved: dict[str, list[tuple[ImportRef, list[str]]]] = field(default_factory=dict, init=False)
     _names: dict[str, dict[str, list[str]]] = field(default_factory=dict, init=False)  # _imported_names
+    _outside: dict[str, frozenset[str]] = field(default_factory=dict, init=False)  # _bound_outside
     # (language, directory, module, names) -> ``_import_targets``
     _targets: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = field(default_factory=dict, init=False)
 
@@ -144,7 +150,7 @@ class ProjectCode:
         for path in self.files:
             by_file_name[posixpath.basename(path)].append(path)
         self._by_file_name = dict(by_file_name)
-        self._resolved, self._names, self._targets = {}, {}, {}
+        self._resolved, self._names, self._targets, self._outside = {}, {}, {}, {}
 
     # -- imports ----------------------------------------------------------------
 
@@ -273,16 +279,15 @@ class ProjectCode:
         caller: str | None,
         imported: Mapping[str, list[str]],
     ) -> tuple[list[tuple[str, Definition]], str]:
+        script = self.files[path].language in SCRIPT_LANGUAGES
         if receiver in SELF_RECEIVERS:
-            owner = self._class_of(path, caller)
-            at = (path, owner) if owner is not None else None
-            for _ in range(MAX_BASES):  # the class itself, then its bases
-                if at is None:
-                    break
-                own = self._by_qname.get((at[0], f"{at[1]}.{name}"))
-                if own is not None:
-                    return [(at[0], own)], "self"
-                at = self._bases.get(at)
+            own = self._own(path, name, caller, script)
+            if own is not None:
+                return [own], "self"
+            if script:
+                return [], ""  # `this` is what the call binds: no other object's method by its name
+        elif script and root_name(receiver or name) in self._bound_outside(path):
+            return [], ""
         via = imported.get(receiver or "") or imported.get(name)
         if via:
             # the first of the name's definitions in those files, in the project's order
@@ -291,6 +296,8 @@ class ProjectCode:
                 first = min(defining, key=lambda p: self._order.get(p, -1))
                 return [(first, self._by_name_in[(name, first)][0])], "import"
         candidates = self._by_name.get(name, [])
+        if script and receiver is None:  # `f()` is a function or a binding, never an object's method
+            candidates = [c for c in candidates if c[1].kind != "method"]
         if receiver is None or receiver in SELF_RECEIVERS:
             same = [(path, d) for d in self._by_name_in.get((name, path), ()) if d.kind != "method"]
             if len(same) == 1:
@@ -300,6 +307,29 @@ class ProjectCode:
         if 1 < len(candidates) <= MAX_AMBIGUOUS:
             return candidates, "ambiguous"
         return [], ""
+
+    def _own(self, path: str, name: str, caller: str | None, script: bool) -> tuple[str, Definition] | None:
+        """The method ``name`` of the class (or script object) ``self`` is in ``caller``, or of its bases."""
+        owner = self._class_of(path, caller)
+        if owner is None and script:
+            owner = this_object(caller, lambda qualified: self._by_qname.get((path, qualified)))
+        at = (path, owner) if owner is not None else None
+        for _ in range(MAX_BASES):  # the class itself, then its bases
+            if at is None:
+                break
+            for member in member_names(at[1], name) if script else (f"{at[1]}.{name}",):
+                own = self._by_qname.get((at[0], member))
+                if own is not None:
+                    return at[0], own
+            at = self._bases.get(at)
+        return None
+
+    def _bound_outside(self, path: str) -> frozenset[str]:
+        """The names a script's imports bind to packages (``code_bindings``); once a pass."""
+        names = self._outside.get(path)
+        if names is None:
+            names = self._outside[path] = outside_names(self._imports_of(path), self._folders, SOURCE_ROOTS)
+        return names
 
     def _resolve_bases(self) -> None:
         bases: dict[tuple[str, str], tuple[str, str]] = {}
@@ -332,7 +362,7 @@ class ProjectCode:
                 if not targets:
                     edges.external.append((path, ref.module.strip().strip("\"'<>")))
             imported = self._imported_names(path)
-            seen: set[tuple[str, str]] = set()
+            seen: dict[tuple[str, str], str] = {}  # each pair once, with its surest confidence
             for call in parsed.calls:
                 if call.caller is None or call.caller not in key_of:
                     continue
@@ -340,9 +370,10 @@ class ProjectCode:
                 source = key_of[call.caller]
                 for target_path, definition in found:
                     callee = symbol_key(self.project, target_path, definition.qualified_name)
-                    if callee != source and (source, callee) not in seen:
-                        seen.add((source, callee))
-                        edges.calls.append(Call(source, callee, confidence))
+                    if callee != source:
+                        held = seen.get((source, callee), confidence)
+                        seen[(source, callee)] = min(held, confidence, key=CONFIDENCE_RANK.__getitem__)
+            edges.calls.extend(Call(*pair, confidence) for pair, confidence in seen.items())
             for inherit in parsed.inherits:
                 base = self._bases.get((path, inherit.child))
                 if inherit.child in key_of and base is not None:

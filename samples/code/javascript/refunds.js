@@ -1,5 +1,7 @@
 import { charge } from "./gateway.js";
 const path = require("path");
+const format = require("util").format;
+const { readFile, writeFile: write } = require("fs");
 
 export const MAX_REFUND_CENTS = 100000;
 
@@ -33,4 +35,8 @@ export const receiptPath = (id) => path.join("receipts", String(id));
 
 RefundService.prototype.total = function total(payments) {
   return payments.length;
+};
+
+RefundService.prototype.count = RefundService.prototype.size = function size(payments) {
+  return this.total(payments);
 };

@@ -112,6 +112,8 @@ DEFINITIONS: dict[tuple[str, str], Defs] = {
         ("function", "refundAll.one"),
         ("function", "receiptPath"),
         ("method", "RefundService.prototype.total"),
+        ("method", "RefundService.prototype.count"),
+        ("method", "RefundService.prototype.size"),
     },
     ("javascript", "RefundBadge.jsx"): {
         ("constant", "COLORS"),
@@ -317,6 +319,8 @@ CALLS: dict[tuple[str, str], set[tuple[str, str | None, str | None]]] = {
         ("validate", "this", "RefundService.refund"),
         ("charge", None, "refundAll.one"),
         ("join", "path", "receiptPath"),
+        ("total", "this", "RefundService.prototype.count"),
+        ("total", "this", "RefundService.prototype.size"),
     },
     ("javascript", "RefundBadge.jsx"): {
         ("Badge", None, "RefundBadge.render"),
@@ -409,7 +413,13 @@ IMPORTS: dict[tuple[str, str], set[Import]] = {
         ("react", ("React", "useState"), None),
         ("./refunds", ("formatRefund",), None),
     },
-    ("javascript", "refunds.js"): {("./gateway.js", ("charge",), None), ("path", (), "path")},
+    ("javascript", "refunds.js"): {
+        ("./gateway.js", ("charge",), None),
+        ("path", (), "path"),
+        ("util", ("format",), "format"),
+        ("fs", ("readFile",), None),
+        ("fs", ("writeFile",), "write"),
+    },
     ("javascript", "RefundBadge.jsx"): {("./money", ("formatMoney",), "money"), ("./theme", (), "theme")},
     ("go", "refunds.go"): {
         ("errors", (), None),

@@ -93,3 +93,35 @@ def test_an_include_or_a_type_path_names_the_files_of_that_name_most_specific_fi
 
     assert [b for a, b in imports if a == "app/Main.java"] == ["x/com/acme/Foo.java"]  # not y/acme/
     assert [b for a, b in imports if a == "src/main.c"] == ["lib/a/util.h", "lib/b/util.h"]
+
+
+def test_a_callee_reached_twice_keeps_the_surest_resolution() -> None:
+    files = {
+        "pkg/app.py": _module(
+            CallRef("step", None, 5, "Worker.go"),  # a bare name: the one `step` of the project
+            CallRef("step", "self", 6, "Worker.go"),  # then through self: the class's own
+            extra=(_function("Worker", kind="class"), _function("go", "Worker"), _function("step", "Worker")),
+        )
+    }
+
+    calls = [(c.callee, c.confidence) for c in ProjectCode("/p", files).edges().calls]
+
+    assert calls == [(symbol_key("/p", "pkg/app.py", "Worker.step"), "self")]
+
+
+def test_a_script_name_from_a_package_is_none_of_the_projects_and_one_from_a_project_alias_is() -> None:
+    def script(*imports: tuple[str, str]) -> ParsedFile:
+        refs = tuple(ImportRef(module, (name,), None, 1) for module, name in imports)
+        calls = tuple(CallRef(name, None, 2, "main") for _, name in imports)
+        return ParsedFile("typescript", (_function("main"),), calls, refs, (), 0)
+
+    defined = (_function("lookup"), _function("format"), _function("parse"))
+    files = {
+        "src/lib/mime.ts": ParsedFile("typescript", defined, (), (), (), 0),
+        "src/components/x.ts": ParsedFile("typescript", (), (), (), (), 0),
+        "src/a.ts": script(("mime-types", "lookup"), ("@/lib/mime", "format"), ("components/x", "parse")),
+    }
+
+    callees = {c.callee.rsplit("::", 1)[1] for c in ProjectCode("/p", files).edges().calls}
+
+    assert callees == {"format", "parse"}  # a tsconfig alias and a folder of the project: its own
