@@ -1,6 +1,8 @@
 """What a name of a JavaScript or TypeScript file stands for, for the call resolver (``codegraph``).
 
-Two things a name alone does not tell there, both pure:
+In every language, a name stands for code of its own language family only (``language_family``):
+a JavaScript `on()` is none of the project's Python `on`s. Two more things a name alone does not
+tell in JavaScript and TypeScript, both pure:
 
 - which names the file's imports bind to packages outside the project (``import mime from
   "mime-types"``, ``var resolve = require("node:path").resolve``), with the language's and
@@ -19,6 +21,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from graphmem.core.code import Definition, ImportRef
 
 SCRIPT_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+# The languages whose code calls each other's, by family: JavaScript, TypeScript and TSX import each
+# other's files; C++ includes the ".h" headers the parser reads as C (``core.code``). Any other
+# language is a family of its own: its calls reach none of another language's code.
+LANGUAGE_FAMILIES = {**dict.fromkeys(SCRIPT_LANGUAGES, "javascript"), "cpp": "c"}
 PROTOTYPE = "prototype"
 # Specifiers that name project files although they are no relative path: an absolute path, a
 # bundler's or tsconfig's alias (`~/x`, `@/x`) or a package's own subpath import (`#x`).
@@ -89,3 +95,8 @@ def member_names(owner: str, name: str) -> tuple[str, str]:
     """Where ``owner``'s method ``name`` may be defined: in its body or on it (``View.name``),
     or assigned to its prototype (``View.prototype.name``)."""
     return f"{owner}.{name}", f"{owner}.{PROTOTYPE}.{name}"
+
+
+def language_family(language: str) -> str:
+    """The family of ``language`` (a parser language): the languages whose code its calls may reach."""
+    return LANGUAGE_FAMILIES.get(language, language)

@@ -4,10 +4,11 @@ Parsing yields definitions and unresolved references per file (``core.code``). T
 module turns a whole project's worth of them into graph edges:
 
 - ``IMPORTS``: a file imports another project file, or an external module;
-- ``CALLS``: a symbol calls another, with the confidence of the resolution —
+- ``CALLS``: a symbol calls another of its language family (a JavaScript ``on()`` is no Python
+  ``on``: ``code_bindings.language_family``), with the confidence of the resolution —
   ``self`` (a method of the caller's own class), ``import`` (the name was imported
-  from the file that defines it), ``same_file``, ``unique_name`` (one definition in the
-  project has that name) or ``ambiguous`` (several do: each is linked, at most
+  from the file that defines it), ``same_file``, ``unique_name`` (one definition of the family
+  has that name) or ``ambiguous`` (several do: each is linked, at most
   ``MAX_AMBIGUOUS``; beyond that none — never "the first candidate"). In JavaScript and
   TypeScript (``core.code_bindings``) a wrong edge is worse than none: ``this.f()`` is the
   ``f`` of the caller's class or object (or its prototype, or bases) or nothing, never another
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.code import Definition, ImportRef, ParsedFile
-from graphmem.core.code_bindings import SCRIPT_LANGUAGES, member_names, outside_names, root_name, this_object
+from graphmem.core.code_bindings import language_family, member_names, outside_names, root_name, this_object
 from graphmem.core.code_moves import MovePlan
 from graphmem.core.keys import file_key as file_key  # the one File key (kept here for its users)
 
@@ -111,7 +112,8 @@ class ProjectCode:
 
     project: str
     files: dict[str, ParsedFile] = field(default_factory=dict)  # path -> parsed
-    _by_name: dict[str, list[tuple[str, Definition]]] = field(default_factory=dict, init=False)
+    # (language family, name) -> the project's definitions of that name in that family's files
+    _by_name: dict[tuple[str, str], list[tuple[str, Definition]]] = field(default_factory=dict, init=False)
     _by_qname: dict[tuple[str, str], Definition] = field(default_factory=dict, init=False)
     # (name, path) -> the file's definitions of that name: a call's candidates in one file
     # without reading every definition of the name in the project (a name defined in every
@@ -132,12 +134,14 @@ class ProjectCode:
     _targets: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = field(default_factory=dict, init=False)
 
     def index(self) -> None:
-        by_name: dict[str, list[tuple[str, Definition]]] = defaultdict(list)
+        by_name: dict[tuple[str, str], list[tuple[str, Definition]]] = defaultdict(list)
         by_qname: dict[tuple[str, str], Definition] = {}
         by_name_in: dict[tuple[str, str], list[Definition]] = defaultdict(list)
+        by_file_name: dict[str, list[str]] = defaultdict(list)
         for path, parsed in self.files.items():
+            by_file_name[posixpath.basename(path)].append(path)
             for definition in parsed.definitions:
-                by_name[definition.name].append((path, definition))
+                by_name[(language_family(parsed.language), definition.name)].append((path, definition))
                 by_qname[(path, definition.qualified_name)] = definition
                 by_name_in[(definition.name, path)].append(definition)
         self._by_name = dict(by_name)
@@ -146,9 +150,6 @@ class ProjectCode:
         self._order = {path: place for place, path in enumerate(self.files)}
         self._paths = frozenset(self.files)
         self._folders = frozenset(folder for path in self.files for folder in _folders_of(path))
-        by_file_name: dict[str, list[str]] = defaultdict(list)
-        for path in self.files:
-            by_file_name[posixpath.basename(path)].append(path)
         self._by_file_name = dict(by_file_name)
         self._resolved, self._names, self._targets, self._outside = {}, {}, {}, {}
 
@@ -245,14 +246,16 @@ class ProjectCode:
         return found
 
     def _imported_names(self, path: str) -> dict[str, list[str]]:
-        """Names a file imports -> the project files they come from (aliases included); made
-        once a pass (after ``index``)."""
+        """Names a file imports -> the project files of its language family they come from (aliases
+        included: a script's `import {f} from "./f.py"` brings no Python); once a pass (after ``index``)."""
         known = self._names.get(path)
         if known is not None:
             return known
         names: dict[str, list[str]] = {}
         self._names[path] = names
+        family = language_family(self.files[path].language)
         for ref, targets in self._imports_of(path):
+            targets = [t for t in targets if language_family(self.files[t].language) == family]
             if not targets:
                 continue
             for name in ref.names:
@@ -279,7 +282,8 @@ class ProjectCode:
         caller: str | None,
         imported: Mapping[str, list[str]],
     ) -> tuple[list[tuple[str, Definition]], str]:
-        script = self.files[path].language in SCRIPT_LANGUAGES
+        family = language_family(self.files[path].language)
+        script = family == "javascript"  # and TypeScript: ``code_bindings.SCRIPT_LANGUAGES``
         if receiver in SELF_RECEIVERS:
             own = self._own(path, name, caller, script)
             if own is not None:
@@ -295,7 +299,7 @@ class ProjectCode:
             if defining:
                 first = min(defining, key=lambda p: self._order.get(p, -1))
                 return [(first, self._by_name_in[(name, first)][0])], "import"
-        candidates = self._by_name.get(name, [])
+        candidates = self._by_name.get((family, name), [])
         if script and receiver is None:  # `f()` is a function or a binding, never an object's method
             candidates = [c for c in candidates if c[1].kind != "method"]
         if receiver is None or receiver in SELF_RECEIVERS:
@@ -357,8 +361,7 @@ class ProjectCode:
                 parent = key_of.get(definition.parent) if definition.parent else None
                 edges.contains.append((parent or own, key_of[definition.qualified_name]))
             for ref, targets in self._imports_of(path):
-                for target in targets:
-                    edges.imports.append((path, target))
+                edges.imports.extend((path, target) for target in targets)
                 if not targets:
                     edges.external.append((path, ref.module.strip().strip("\"'<>")))
             imported = self._imported_names(path)
@@ -393,10 +396,7 @@ class CodeEdges:
 
 
 def confidence_counts(calls: Iterable[Call]) -> dict[str, int]:
-    counts: dict[str, int] = defaultdict(int)
-    for call in calls:
-        counts[call.confidence] += 1
-    return dict(counts)
+    return dict(Counter(call.confidence for call in calls))
 
 
 @dataclass(frozen=True, slots=True)
