@@ -19,6 +19,19 @@ one of a client's files still removes graphmem from the others (``PartlyPlanned`
 project's client folder it leaves empty (``remove_if_empty``), never one holding anything, and
 never the user's own (``~/.claude``, ``$CODEX_HOME``): nothing records whether install made it,
 and it is the client's home (its sessions, its login), which the client made or will make.
+
+A client may write its file while graphmem plans its edit: Claude Code rewrites ``~/.claude.json``
+(its state, up to 100 MB, a second or two to edit) whenever it likes, and a running client saves
+its settings when the user changes one. So the text ``read_client_file`` returns (``ClientText``)
+carries the ``stamp`` of the file it was read from, and ``check_unchanged`` refuses the write
+(``ChangedMeanwhile``, nothing overwritten) unless the file still is that one, right before the
+atomic rename (or the unlink) that replaces it: what is left is the gap between that check and the
+rename (under a millisecond). The stamp (device, inode, size, mtime and ctime in ns: one ``stat``)
+costs the same for any size, and a client that replaces its file by a rename gives it a new inode
+whatever the clock; a file of at most ``MAX_CLIENT_FILE_BYTES`` is also read again and
+compared with the text, which a coarse mtime (one clock tick) could not tell apart from an
+in-place write of the same size. A 100 MB state file is not: reading it again would take as long
+as the gap the check closes. A file absent when read and present now has changed too.
 """
 
 from __future__ import annotations
@@ -41,6 +54,27 @@ SHOWN_CHARS = 300  # of a refused path, in an error
 # and bounds what a hostile file costs to read and edit (a 100 MB one once took 12 GB of memory).
 MAX_CLIENT_FILE_BYTES = 1024 * 1024
 _MIB = 1024 * 1024
+
+
+# What identifies a file's content without reading it: device, inode, size, mtime and ctime (ns).
+Stamp = tuple[int, int, int, int, int]
+
+
+class ClientText(str):
+    """A client file's text as ``read_client_file`` read it, with the ``stamp`` of that file (taken on
+    the descriptor it was read from): ``check_unchanged`` compares it before the file is replaced."""
+
+    stamp: Stamp
+
+    def __new__(cls, text: str, stamp: Stamp) -> ClientText:
+        made = super().__new__(cls, text)
+        made.stamp = stamp
+        return made
+
+
+class ChangedMeanwhile(IntegrationError):
+    """A client's file is no longer the one its plan was made from: the client (or the user) wrote
+    it after graphmem read it. It is left as it is (exit 10)."""
 
 
 class PartlyPlanned(IntegrationError):
@@ -106,7 +140,8 @@ def open_session_file(path: Path, *, what: str) -> BinaryIO:
 def read_client_file(
     path: Path, project: Path | None = None, *, most: int = MAX_CLIENT_FILE_BYTES
 ) -> str | None:
-    """The text of a client's config or AGENTS.md, line endings as they are; None when absent.
+    """The text of a client's config or AGENTS.md, line endings as they are (a ``ClientText``, which
+    ``check_unchanged`` knows the file by); None when absent.
 
     ``project``: the folder a project's install is confined to (``check_in_project``); None for the
     user's own files. A file that is not a regular file, is over ``most`` bytes or is not UTF-8 is
@@ -114,7 +149,9 @@ def read_client_file(
     """
     check_in_project(path, project)
     try:
-        data = read_regular(path, most)
+        with open_regular(path) as handle:
+            stamp = _stamp(os.fstat(handle.fileno()))  # before the read: a write during it shows
+            data = handle.read(most + 1)
     except (FileNotFoundError, NotADirectoryError):  # a missing folder is created on write
         return None
     except NotRegularFile:
@@ -130,11 +167,52 @@ def read_client_file(
             "file you mean and make it smaller; nothing was changed."
         )
     try:
-        return data.decode("utf-8")
+        return ClientText(data.decode("utf-8"), stamp)
     except UnicodeDecodeError as exc:
         raise IntegrationError(
             f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 and run the command again."
         ) from None
+
+
+def check_unchanged(path: Path, before: str | None, done: Sequence[Path] = ()) -> None:
+    """``ChangedMeanwhile`` unless ``path`` still is the file ``before`` was read from (None: absent
+    then and now); ``done`` names the files already changed, for the message. A ``before`` that did
+    not come from ``read_client_file`` (no stamp) is compared as text."""
+    if _unchanged(path, before):
+        return
+    left = "nothing was changed" if not done else f"already changed: {', '.join(map(str, done))}"
+    raise ChangedMeanwhile(
+        f"{path} changed after graphmem read it: the client (or you) wrote it meanwhile, and graphmem "
+        f"does not overwrite that. Run the command again (close the client first if it keeps writing "
+        f"the file); {left}."
+    )
+
+
+def _unchanged(path: Path, before: str | None) -> bool:
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return before is None
+    except OSError as exc:
+        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}; nothing was changed.") from None
+    if before is None:
+        return False
+    if isinstance(before, ClientText):
+        if _stamp(info) != before.stamp:
+            return False
+        if info.st_size > MAX_CLIENT_FILE_BYTES:
+            return True  # the stamp alone: reading 100 MB again would widen the gap the check closes
+    expected = before.encode("utf-8")
+    if info.st_size != len(expected):
+        return False
+    try:
+        return read_regular(path, len(expected)) == expected
+    except OSError:  # replaced by a folder, a FIFO, or gone: not the file that was read
+        return False
+
+
+def _stamp(info: os.stat_result) -> Stamp:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def check_in_project(path: Path, project: Path | None) -> None:

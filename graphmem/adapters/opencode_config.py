@@ -14,9 +14,10 @@ config entry, and the one plugin file carries both entry points; OpenCode 2 read
 which OpenCode 1 rejects as an unknown key. See docs/opencode.md.
 
 The config is edited as text (``graphmem.adapters.jsonc``), so the user's comments,
-trailing commas and formatting survive; files are replaced atomically. Every file of a plan is
-read first (``client_files.read_client_file``): in a project, one that links out of it stops the
-plan before anything is read or written.
+trailing commas and formatting survive; files are replaced atomically, each only while it still
+is the file the plan read (``client_files.check_unchanged``: a client may write it meanwhile).
+Every file of a plan is read first (``client_files.read_client_file``): in a project, one that
+links out of it stops the plan before anything is read or written.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from graphmem.adapters import agents_md, client_programs, jsonc
-from graphmem.adapters.client_files import read_client_file, reinstall_fix
+from graphmem.adapters.client_files import check_unchanged, read_client_file, reinstall_fix
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SCHEMA_URL = "https://opencode.ai/config.json"
@@ -317,8 +319,9 @@ def _writable(path: Path) -> None:
         )
 
 
-def _write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (through its symlink), keeping its permissions."""
+def _write(path: Path, text: str, ready: Callable[[], None]) -> None:
+    """Replace ``path`` with ``text`` atomically (through its symlink), keeping its permissions;
+    ``ready`` runs right before the rename and raises to leave the file as it is."""
     target = path.resolve()
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
@@ -329,6 +332,7 @@ def _write(path: Path, text: str) -> None:
                 handle.write(text)
             if mode is not None:
                 temporary.chmod(mode)
+            ready()
             os.replace(temporary, target)
         finally:
             temporary.unlink(missing_ok=True)
@@ -347,16 +351,23 @@ def _remove_empty_plugin_dirs(plugin: Path) -> None:
 
 
 def apply(changes: Iterable[FileChange]) -> None:
-    """Write (or delete) every changed file, after checking that each one can be written."""
+    """Write (or delete) every changed file, after checking that each one can be written and still
+    is the file the plan read: first all of them (one changed meanwhile stops all), then each again
+    right before it is replaced (``client_files.ChangedMeanwhile``)."""
     pending = [change for change in changes if change.changed]
     for change in pending:
         _writable(change.path)
     for change in pending:
+        check_unchanged(change.path, change.before)
+    done: list[Path] = []
+    for change in pending:
+        ready = partial(check_unchanged, change.path, change.before, tuple(done))
         if change.after is None and change.path.is_symlink():
             # What is left of it lives in the file the link names (AGENTS.md -> CLAUDE.md):
             # deleting the link would leave graphmem's part there, so the file is emptied.
-            _write(change.path, "")
+            _write(change.path, "", ready)
         elif change.after is None:
+            ready()
             try:
                 change.path.unlink(missing_ok=True)
             except OSError as exc:
@@ -364,4 +375,5 @@ def apply(changes: Iterable[FileChange]) -> None:
             if change.path.name == PLUGIN_NAME:
                 _remove_empty_plugin_dirs(change.path)
         else:
-            _write(change.path, change.after)
+            _write(change.path, change.after, ready)
+        done.append(change.path)
