@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from graphmem.core.bundle import ContextBundle, build_bundle, scraped
@@ -32,6 +32,7 @@ from graphmem.service.line_context import (
     range_hits,
     range_section,
 )
+from graphmem.service.linked_memories import ranked, read_linked
 from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
@@ -44,9 +45,6 @@ CONTEXT_CANDIDATES = 40
 # its 20-character id): of the memories linked to a target, those past what the budget holds at
 # this cost are only counted.
 MIN_MEMORY_LINE_TOKENS = 10
-# Sources of memories graphmem derived itself (a file bootstrap read, a commit): about a
-# target, what people and agents remembered comes before them.
-DERIVED_SOURCES = ("bootstrap:", "git:")
 # What a bundle says while recall is not semantic yet (a daemon loading its model, or embedding a
 # backlog): recall's ``semantic_ready: false``.
 NOT_EMBEDDED_NOTE = (
@@ -160,7 +158,7 @@ class ContextBuilder:
         entity, candidates = self.resolve(target, project)
         found = self._found(target, entity)
         hits: list[Hit] = []
-        beyond: list[Hit] = []  # linked to it, past what the budget holds: counted, not shown
+        beyond = Beyond([], set())  # linked to it, past what the budget holds: counted, not shown
         about: Mapping[str, Sequence[Entity]] = {}  # memory id -> its entities, read once a call
         notes: list[str] = []
         code_sections: list[tuple[str, list[str]]] = []
@@ -194,7 +192,7 @@ class ContextBuilder:
         about = {**{h.memory.id: h.entities for h in recalled}, **about}  # recall read what each is about
         if not answer.semantic_ready:
             notes.append(NOT_EMBEDDED_NOTE)
-        seen = {h.memory.id for h in [*hits, *beyond]}
+        seen = {h.memory.id for h in hits} | beyond.linked
         others = [h for h in recalled if h.memory.id not in seen]
         # A target that names something: only what is linked to it is about it (never shown as
         # not linked); the rest mention related words and are shown apart. A topic: what recall
@@ -442,38 +440,24 @@ class ContextBuilder:
         extra_keys: Sequence[str],
         branch: str | None,
         max_tokens: int,
-    ) -> tuple[list[Hit], list[Hit], dict[str, list[Entity]]]:
-        """Memories linked to ``entity`` (or to its symbols): current first, then what was
-        remembered before what graphmem derived (a manifest fact, a commit), newest first; of
-        what graphmem derived, the most specific first: a commit that changed this file alone
-        says more about it than one that changed 40 (a reformatting, a move). As many as a
-        budget of ``max_tokens`` may hold (at least ``CONTEXT_CANDIDATES``), then the rest,
-        which it cannot; and what each shown one is about (one read)."""
+    ) -> tuple[list[Hit], Beyond, dict[str, list[Entity]]]:
+        """Memories linked to ``entity`` (or to its symbols), best first (``linked_memories.ranked``),
+        as many as a budget of ``max_tokens`` may hold (at least ``CONTEXT_CANDIDATES``); then the
+        rest, which it cannot, with those of a hub not read (``read_linked``); and what each read
+        one is about (one read)."""
         keys = [entity.key, *extra_keys]
         found = self._stores.store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
-        records = self._stores.store.get_memories(ids)
         aliases = self._stores.aliases(project)
         visibility = Visibility(project, branch=branch, expired_by=self._stores.clock(), aliases=aliases)
-        current = [r for r in records.values() if _visible(r, visibility)]
-        about = self._stores.shown_about([r.id for r in current], project)
-        files = {
-            r.id: sum(1 for e in about.get(r.id, ()) if e.kind is EntityKind.FILE)
-            for r in current
-            if r.source.startswith(DERIVED_SOURCES)
-        }
-        current.sort(
-            key=lambda r: (
-                r.status is not Status.ACTIVE,
-                r.source.startswith(DERIVED_SOURCES),
-                files.get(r.id, 0),
-                -r.created_at.timestamp(),
-                r.id,
-            )
-        )
-        linked = [Hit(r, 1.0, (), (entity.name,)) for r in current]
         shown = max(CONTEXT_CANDIDATES, max_tokens // MIN_MEMORY_LINE_TOKENS)
-        return linked[:shown], linked[shown:], about
+        read = read_linked(self._stores.store, ids, visibility, wanted=shown)
+        about = self._stores.shown_about([r.id for r in read.records], project)
+        linked = [Hit(r, 1.0, (), (entity.name,)) for r in ranked(read.records, about)]
+        # What it may not show (a decision not merged: recall shows it lower, marked) is not linked
+        # for this reader: only what was read, and what of a hub was not, is kept from recall's.
+        seen = {r.id for r in read.records} | read.unread_ids
+        return linked[:shown], Beyond(linked[shown:], seen, read.unread, read.unread_events), about
 
     def _related(
         self, hits: list[Hit], entity: Entity | None, about: Mapping[str, Sequence[Entity]]
@@ -490,16 +474,30 @@ class ContextBuilder:
         return [(by_key[key], n) for key, n in counts.most_common()]
 
 
-def with_left_out(bundle: ContextBundle, left_out: Sequence[Hit]) -> ContextBundle:
+@dataclass(frozen=True, slots=True)
+class Beyond:
+    """Memories linked to a target that its budget cannot hold: those read (``hits``), and those
+    of a hub not read (``unread``; of them ``unread_events`` events, a hub's history); ``linked``:
+    the ids of the memories linked to it that this reader may be shown or that were not read
+    (one recall finds is never shown as not linked)."""
+
+    hits: list[Hit]
+    linked: set[str]
+    unread: int = 0
+    unread_events: int = 0
+
+
+def with_left_out(bundle: ContextBundle, left_out: Beyond) -> ContextBundle:
     """``bundle`` counting ``left_out``, memories about its target that its budget cannot hold,
     among the ones it left out (``omitted_about``, and ``omitted_history`` for the repository's)."""
-    if not left_out:
+    count = len(left_out.hits) + left_out.unread
+    if not count:
         return bundle
-    history = sum(1 for hit in left_out if scraped(hit))
+    history = sum(1 for hit in left_out.hits if scraped(hit)) + left_out.unread_events
     return replace(
         bundle,
-        omitted=bundle.omitted + len(left_out),
-        omitted_about=bundle.omitted_about + len(left_out),
+        omitted=bundle.omitted + count,
+        omitted_about=bundle.omitted_about + count,
         omitted_history=bundle.omitted_history + history,
     )
 

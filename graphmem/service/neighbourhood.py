@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graphmem.core.codegraph import SymbolInfo
-from graphmem.core.models import CURRENT_STATUSES, Category, Entity, EntityKind, MemoryRecord, Status
+from graphmem.core.models import CURRENT_STATUSES, Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.service.context import DERIVED_SOURCES
+from graphmem.service.linked_memories import DERIVED_SOURCES, ranked, read_linked
 from graphmem.service.stores import Stores
 
 # Neighbours of one kind of edge shown around a node: enough to see a file's MRs or an MR's
@@ -33,13 +33,6 @@ MAX_KEY_CHARS = 1000
 MEMORY_PREFIX = "mem_"
 MEMORY = "Memory"
 LABEL_CHARS = 80
-# An entity's memories read whole to be ranked: 2,000 in 0.2 s from a cold Kùzu store, 10,000 in
-# 3.9 s. A hub of more (an author's 10,000 commits) is ranked from what the store lists first (0.3 s).
-RANKED_READ_MAX = 2000
-# Of a hub, the memories the store lists newest first of each kind: all but events (what people
-# and agents remembered), then events (commits); those about the hub are ranked.
-HUB_LISTED = 2000
-HUB_KINDS = (frozenset(Category) - {Category.EVENT}, frozenset({Category.EVENT}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +129,7 @@ class NeighbourhoodReader:
                 "(#4) or file the memories name."
             )
         built = _Builder(self._node(entity), limit)
-        current, hidden = self._memories_about(key)
+        current, hidden = self._memories_about(key, limit)
         built.add([(memory_node(m), GraphEdge(m.id, "ABOUT", key)) for m in current], hidden=hidden)
         if self._gitlab is not None and not self._theirs(entity):
             steps = self._gitlab.related_edges([key], limit * 8)
@@ -159,48 +152,22 @@ class NeighbourhoodReader:
             self._add_code(built, entity)
         return built.done()
 
-    def _memories_about(self, key: str) -> tuple[list[MemoryRecord], int]:
-        """The current memories about ``key``, best first (``_ranked``), and how many others were
-        not read: all of them are read up to ``RANKED_READ_MAX``; of a hub, the ones the store
-        lists first (``HUB_KINDS``), so that a decision stored after 10,000 commits is still drawn."""
-        ids = list(dict.fromkeys(self._store.memories_about([key]).get(key, [])))
-        if len(ids) <= RANKED_READ_MAX:
-            return self._ranked(self._store.get_memories(ids).values()), 0
-        wanted = set(ids)
+    def _memories_about(self, key: str, limit: int) -> tuple[list[MemoryRecord], int]:
+        """The current memories about ``key``, best first (``linked_memories.ranked``), and how
+        many others were not read: of a hub, only the ones the store lists first are
+        (``read_linked``), so that a decision stored after 10,000 commits is still drawn."""
+        ids = self._store.memories_about([key]).get(key, [])
         projects = sorted(self._store.projects())  # a person's commits are of every project
-        listed: dict[str, MemoryRecord] = {}
-        for categories in HUB_KINDS:
-            visibility = Visibility(
-                projects[0] if projects else None,
-                CURRENT_STATUSES,
-                categories,
-                all_branches=True,
-                aliases=frozenset(projects[1:]),
-            )
-            for record in self._store.list_memories(visibility, limit=HUB_LISTED):
-                if record.id in wanted:
-                    listed.setdefault(record.id, record)
-        return self._ranked(listed.values()), len(ids) - len(listed)
-
-    def _ranked(self, records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
-        """The current ones of ``records`` in ``get_context``'s order (``ContextBuilder._direct``):
-        active first; what people and agents remembered before what graphmem derived (a commit);
-        of what it derived, the most specific first (a commit of this file alone before one of 40
-        files); newest first."""
-        current = [r for r in records if r.is_current]
-        derived = [r.id for r in current if r.source.startswith(DERIVED_SOURCES)]
-        about = self._store.about(derived) if derived else {}
-        files = {i: sum(1 for e in about.get(i, ()) if e.kind is EntityKind.FILE) for i in derived}
-        return sorted(
-            current,
-            key=lambda r: (
-                r.status is not Status.ACTIVE,
-                r.source.startswith(DERIVED_SOURCES),
-                files.get(r.id, 0),
-                -r.created_at.timestamp(),
-                r.id,
-            ),
+        visibility = Visibility(
+            projects[0] if projects else None,
+            CURRENT_STATUSES,
+            all_branches=True,
+            aliases=frozenset(projects[1:]),
         )
+        read = read_linked(self._store, ids, visibility, wanted=limit)
+        derived = [r.id for r in read.records if r.source.startswith(DERIVED_SOURCES)]
+        about = self._store.about(derived) if derived else {}
+        return ranked([r for r in read.records if r.is_current], about), read.unread
 
     def _add_code(self, built: _Builder, entity: Entity) -> None:
         assert self._code is not None

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
-from graphmem.core.codegraph import CodeScan, FileState, ProjectCode
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, symbol_key
 from graphmem.core.keys import file_key
-from graphmem.core.models import Category, MemoryRecord, Scope
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.timeparse import utc_now
+from graphmem.service import linked_memories
+from graphmem.service.context import CONTEXT_CANDIDATES
 from graphmem.service.memory import MemoryService
 
 SHAS = [f"{n:040x}" for n in range(1, 60)]
@@ -186,3 +188,38 @@ def test_linked_memories_a_budget_cannot_hold_are_counted_as_left_out(
     assert decision in shown
     assert bundle.omitted_about == bundle.omitted_history == len(commits - shown)
     assert f"({bundle.omitted_history} from its history)" in bundle.markdown
+
+
+def test_a_merge_commit_linked_to_no_file_comes_after_the_commits_that_changed_the_file(
+    memory_service: MemoryService, project: str
+) -> None:
+    first = _commit(memory_service, project, 1, "Fix rounding in step_3", ["shop/cart.py"])
+    second = _commit(memory_service, project, 2, "Tune step_4", ["shop/cart.py", "shop/pay.py"])
+    merge = _commit(memory_service, project, 3, "Commit 0000003: Merge tag '4.16.2'", [])
+    step = Entity(symbol_key(project, "shop/cart.py", "step_3"), EntityKind.SYMBOL, "step_3", project)
+    memory_service.writer.attach([(merge, step)], store_entities=False)  # as blame links a merge
+
+    bundle = memory_service.get_context("shop/cart.py", project=project, max_tokens=4000)
+
+    events = [item.hit.memory.id for item in bundle.groups[Category.EVENT]]
+    assert events == [first, second, merge]
+
+
+def test_a_hub_reads_by_id_only_what_it_can_show_and_counts_the_rest(
+    memory_service: MemoryService, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(linked_memories, "RANKED_READ_MAX", 20)
+    monkeypatch.setattr(linked_memories, "HUB_LISTED", 10)
+    decision, commits = _many_linked(memory_service, project)
+    store = memory_service.store
+    asked: list[int] = []  # how many ids each read by id asks for
+    get_memories = store.get_memories
+    monkeypatch.setattr(store, "get_memories", lambda ids: asked.append(len(ids)) or get_memories(ids))
+
+    bundle = memory_service.get_context("shop/cart.py", project=project, max_tokens=300)
+
+    shown = {item.hit.memory.id for items in bundle.groups.values() for item in items}
+    assert decision in shown
+    assert max(asked) <= CONTEXT_CANDIDATES  # not the 51 linked memories at once
+    assert len(shown & {decision, *commits}) + bundle.omitted_about == len(commits) + 1
+    assert bundle.omitted_history == len(commits - shown)

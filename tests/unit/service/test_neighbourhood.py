@@ -15,7 +15,7 @@ from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.service import neighbourhood
+from graphmem.service import linked_memories
 from graphmem.service.memory import MemoryService
 from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
 from graphmem.service.stores import Stores
@@ -219,7 +219,7 @@ def test_what_the_user_remembered_comes_before_newer_commits(
 def test_a_hub_too_large_to_read_whole_still_draws_what_the_user_remembered_and_the_newest_commits(
     memory_service: MemoryService, git_project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(neighbourhood, "RANKED_READ_MAX", 20)
+    monkeypatch.setattr(linked_memories, "RANKED_READ_MAX", 20)
     commits_about(memory_service, git_project, "src/app.py", 60, at=T0)
     mine = remembered_about_app(memory_service, git_project)
 
