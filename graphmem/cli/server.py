@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -142,18 +141,15 @@ def _check_data_dir(settings: Settings) -> None:
     pointing at a daemon.log never written: here it is the command's error, one line with its exit
     code, as any other command's. One that is not graphmem's is refused with its files named
     (``refuse_foreign``: nothing is written into it)."""
-    from graphmem.adapters.data_dir import PRIVATE_DIR_MODE, refuse_foreign
     from graphmem.errors import StoreError
     from graphmem.locate import describe_store
-    from graphmem.server.daemon_process import check_daemon_store, find_daemon
+    from graphmem.server.daemon_process import check_daemon_store, find_daemon, make_data_dir
 
     data_dir = settings.data_dir.expanduser()
     try:
         daemon = find_daemon(data_dir)
         if daemon is None:
-            with contextlib.suppress(FileExistsError):  # a folder, or a file ``refuse_foreign`` names
-                data_dir.mkdir(parents=True, mode=PRIVATE_DIR_MODE)
-            refuse_foreign(data_dir)
+            make_data_dir(data_dir)  # as the daemon's start makes it: refused first when not graphmem's
     except OSError as exc:  # a file in its path, no permission, a read-only file system
         raise StoreError(
             f"Cannot create the data dir {data_dir} ({exc.strerror or exc}): give a folder you can "

@@ -77,7 +77,7 @@ def _private_opener(path: str, flags: int) -> int:
     return os.open(path, flags, PRIVATE_FILE_MODE)
 
 
-def _make_data_dir(data_dir: Path) -> None:
+def make_data_dir(data_dir: Path) -> None:
     """Make ``data_dir`` (0700) for the daemon's lock, start lock or log, once it is known to be
     graphmem's: a folder holding files graphmem did not make (a home, a project) is a
     ``StoreError`` before any of them is written into it (``refuse_foreign``). What is no folder
@@ -101,7 +101,7 @@ class ServeLock:
     """Held by the running daemon: one daemon per data dir."""
 
     def __init__(self, data_dir: Path) -> None:
-        _make_data_dir(data_dir)
+        make_data_dir(data_dir)
         self._handle: IO[Any] | None = open(_lock_path(data_dir), "a+", opener=_private_opener)  # noqa: SIM115 - held for life
         self.data_dir = data_dir
         if not _try_lock(self._handle):
@@ -303,7 +303,7 @@ def health(info: DaemonInfo, timeout: float) -> list[str] | NoAnswer:
 
 @contextlib.contextmanager
 def _start_lock(data_dir: Path) -> Iterator[None]:
-    _make_data_dir(data_dir)
+    make_data_dir(data_dir)
     with open(data_dir / START_LOCK_FILENAME, "a+", opener=_private_opener) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -334,7 +334,7 @@ def spawn_detached(
     no descendant of whoever ran it (OpenCode kills its MCP servers' process trees).
     """
     log_path = data_dir / LOG_FILENAME
-    _make_data_dir(data_dir)
+    make_data_dir(data_dir)
     with open(log_path, "ab", opener=_private_opener) as log:
         flags = ["--detached-child", *(["--port-fallback"] if port_fallback else [])]
         child = serve_command(data_dir, *flags, env=env)
